@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Token-bucket arithmetic: pure integer functions of a level, a rate and
+ * the time, shared by the datapath and the host unit tests (which drive it
+ * with a virtual clock).
+ *
+ * Exactness: levels are nano-units and rate R units/s adds exactly R
+ * nano-units per ns, so a refill is elapsed * R with no rounding; over any
+ * window of length T at most cap + R*T nano-units are ever handed out, at
+ * every rate, for any uptime. */
+#ifndef TB_BUCKET_H
+#define TB_BUCKET_H
+
+#include "tb_abi.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Level after refilling from l->last_ns to now, capped at r->cap. A clock
+ * that went backwards refills nothing; a level above a lowered cap is cut
+ * to it. No overflow: elapsed < fill_ns implies elapsed * rate < cap + rate. */
+static __always_inline __u64 tb_refill(const struct tb_level *l, __u64 now,
+				       const struct tb_rate *r)
+{
+	__u64 elapsed, deficit, add;
+
+	if (l->tokens >= r->cap)
+		return r->cap;
+	elapsed = now > l->last_ns ? now - l->last_ns : 0;
+	if (elapsed >= r->fill_ns)
+		return r->cap;
+	deficit = r->cap - l->tokens;
+	add = elapsed * r->rate;
+	return add >= deficit ? r->cap : l->tokens + add;
+}
+
+/* Refill, then take cost nano-units if they are there. The timestamp moves
+ * on whether or not the packet fits, and never backwards, so a refill is
+ * never counted twice. Returns 1 when admitted. */
+static __always_inline int tb_charge(struct tb_level *l, __u64 now,
+				     __u64 cost, const struct tb_rate *r)
+{
+	__u64 tokens = tb_refill(l, now, r);
+
+	if (now > l->last_ns)
+		l->last_ns = now;
+	if (tokens >= cost) {
+		l->tokens = tokens - cost;
+		return 1;
+	}
+	l->tokens = tokens;
+	return 0;
+}
+
+/* The precomputed form of "rate units/s, burst units". Control plane only:
+ * the division here is what keeps the packet path free of one. */
+static inline struct tb_rate tb_rate_make(__u64 rate, __u64 burst)
+{
+	struct tb_rate r;
+
+	r.rate = rate;
+	r.cap = burst * TB_NANO;
+	r.fill_ns = (r.cap + rate - 1) / rate;
+	return r;
+}
+
+/* A full bucket, as every new address starts. */
+static __always_inline void tb_fill(struct tb_level *l, __u64 now,
+				    const struct tb_rate *r)
+{
+	l->tokens = r->cap;
+	l->last_ns = now;
+}
+
+#endif

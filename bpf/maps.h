@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The datapath's maps. tbctl pins each by name under the device's bpffs
+ * directory, so a later load reuses them and state outlives the program. */
+#ifndef TB_MAPS_H
+#define TB_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "tb_abi.h"
+
+/* Per-address buckets. LRU so that a flood of new source addresses evicts
+ * the least recently seen (an idle bucket is full and carries nothing)
+ * instead of failing inserts; size set by tbctl at load (max-addrs). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
+	__type(key, struct tb_addr);
+	__type(value, struct tb_bucket);
+} buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct tb_rule);
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TB_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tb_lpm_v4);
+	__type(value, __u32);
+} prefixes_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TB_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tb_lpm_v6);
+	__type(value, __u32);
+} prefixes_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct tb_shared);
+} shared SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_LOCK_STRIPES);
+	__type(key, __u32);
+	__type(value, struct tb_lock);
+} locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_stats);
+} stats SEC(".maps");
+
+#endif

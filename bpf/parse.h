@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Packet classification: Ethernet, up to two VLAN tags (802.1Q, 802.1ad),
+ * IPv4 or IPv6, to the address a packet is charged to. Pure bounds-checked
+ * reads between data and data_end, so it runs in the datapath (where the
+ * verifier proves every read) and in host unit tests alike. */
+#ifndef TB_PARSE_H
+#define TB_PARSE_H
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include "tb_abi.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define tb_htons(x) ((__u16)__builtin_bswap16(x))
+#define tb_htonl(x) ((__u32)__builtin_bswap32(x))
+#else
+#define tb_htons(x) ((__u16)(x))
+#define tb_htonl(x) ((__u32)(x))
+#endif
+
+enum tb_class {
+	TB_CLASS_IPV4,
+	TB_CLASS_IPV6,
+	TB_CLASS_NONIP,      /* ARP, LLDP, ...: not ours to police */
+	TB_CLASS_MALFORMED,  /* truncated or inconsistent IP header */
+};
+
+struct vlan_tag {
+	__be16 tci;
+	__be16 proto;
+};
+
+/* IPv4-mapped prefix ::ffff:0:0/96, third word. */
+#define TB_V4MAPPED_W2 tb_htonl(0x0000ffff)
+
+static __always_inline int tb_parse(const void *data, const void *data_end,
+				    int use_dst, struct tb_addr *key)
+{
+	const struct ethhdr *eth = data;
+	const void *cur = eth + 1;
+	__u16 proto;
+
+	if (cur > data_end)
+		return TB_CLASS_MALFORMED;
+	proto = eth->h_proto;
+
+	for (int i = 0; i < 2; i++) {
+		const struct vlan_tag *vt = cur;
+
+		if (proto != tb_htons(ETH_P_8021Q) && proto != tb_htons(ETH_P_8021AD))
+			break;
+		if ((const void *)(vt + 1) > data_end)
+			return TB_CLASS_MALFORMED;
+		proto = vt->proto;
+		cur = vt + 1;
+	}
+
+	if (proto == tb_htons(ETH_P_IP)) {
+		const struct iphdr *ip = cur;
+		__u32 hlen;
+
+		if ((const void *)(ip + 1) > data_end)
+			return TB_CLASS_MALFORMED;
+		hlen = ip->ihl * 4;
+		if (ip->version != 4 || hlen < sizeof(*ip) ||
+		    tb_htons(ip->tot_len) < hlen)
+			return TB_CLASS_MALFORMED;
+		if ((const char *)cur + hlen > (const char *)data_end)
+			return TB_CLASS_MALFORMED;
+		key->w[0] = 0;
+		key->w[1] = 0;
+		key->w[2] = TB_V4MAPPED_W2;
+		key->w[3] = use_dst ? ip->daddr : ip->saddr;
+		return TB_CLASS_IPV4;
+	}
+	if (proto == tb_htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = cur;
+		const struct in6_addr *a;
+
+		if ((const void *)(ip6 + 1) > data_end)
+			return TB_CLASS_MALFORMED;
+		if (ip6->version != 6)
+			return TB_CLASS_MALFORMED;
+		a = use_dst ? &ip6->daddr : &ip6->saddr;
+		key->w[0] = a->in6_u.u6_addr32[0];
+		key->w[1] = a->in6_u.u6_addr32[1];
+		key->w[2] = a->in6_u.u6_addr32[2];
+		key->w[3] = a->in6_u.u6_addr32[3];
+		/* An IPv4-mapped address never appears on the wire (RFC 4291);
+		 * accepting it would let IPv6 packets spend IPv4 buckets. */
+		if (key->w[0] == 0 && key->w[1] == 0 && key->w[2] == TB_V4MAPPED_W2)
+			return TB_CLASS_MALFORMED;
+		return TB_CLASS_IPV6;
+	}
+	return TB_CLASS_NONIP;
+}
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Entry points: one policing core (policy.h) behind XDP and tc. */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include "policy.h"
+
+/* Deepest header the parser reads: Ethernet, two VLAN tags, IPv6. */
+#define TB_PARSE_DEPTH (14 + 2 * 4 + 40)
+
+/* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS. */
+SEC("xdp")
+int tb_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	return tb_police(data, data_end, data_end - data) == TB_DROP ? XDP_DROP : XDP_PASS;
+}
+
+/* Cost is skb->len: the same Ethernet frame at clsact ingress and egress
+ * (a GSO packet is charged whole). Headers outside the linear area are
+ * pulled in so the parser can see them. */
+SEC("tc")
+int tb_tc(struct __sk_buff *skb)
+{
+	void *data, *data_end;
+
+	if (skb->data_end - skb->data < TB_PARSE_DEPTH && skb->len > skb->data_end - skb->data)
+		bpf_skb_pull_data(skb, skb->len < TB_PARSE_DEPTH ? skb->len : TB_PARSE_DEPTH);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	/* Anything but TC_ACT_SHOT lets other classifiers on the hook run. */
+	return tb_police(data, data_end, skb->len) == TB_DROP ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+}
+
+char LICENSE[] SEC("license") = "GPL";

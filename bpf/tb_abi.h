@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one definition of everything the datapath and tbctl share: map
+ * layouts, value structures, limits and enum values. Compiles for the BPF
+ * target and for the host. */
+#ifndef TB_ABI_H
+#define TB_ABI_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+/* Bucket levels are kept in nano-units (1e-9 byte, or 1e-9 packet): a rate
+ * of R units/s then refills exactly R nano-units per nanosecond, so the
+ * refill is one integer multiplication with no rounding at all. */
+#define TB_NANO 1000000000ULL
+
+/* Limits chosen so that burst * TB_NANO + rate never overflows a u64. */
+#define TB_RATE_MAX 1000000000000ULL   /* units/s: 8 Tbit/s in byte mode */
+#define TB_BURST_MAX (1ULL << 34)      /* units: 16 GiB in byte mode */
+#define TB_BURST_MIN_BYTES 1500ULL     /* below one Ethernet MTU nothing fits */
+
+#define TB_MAX_RULES 16384             /* slot 0 is the default rule */
+#define TB_DEFAULT_RULE 0
+#define TB_LOCK_STRIPES 1024           /* power of two */
+#define TB_DEFAULT_MAX_ADDRS 65536
+
+enum tb_cost {
+	TB_COST_BYTES = 0,
+	TB_COST_PACKETS = 1,
+};
+
+enum tb_action {
+	TB_ACTION_DROP = 0,
+	TB_ACTION_MONITOR = 1,
+};
+
+enum tb_scope {
+	TB_SCOPE_PER_ADDRESS = 0,
+	TB_SCOPE_SHARED = 1,
+};
+
+enum tb_key {
+	TB_KEY_SRC = 0,
+	TB_KEY_DST = 1,
+};
+
+enum tb_mode {
+	TB_MODE_XDP = 0,
+	TB_MODE_XDPGENERIC = 1,
+	TB_MODE_TC_INGRESS = 2,
+	TB_MODE_TC_EGRESS = 3,
+};
+
+/* A rate as the datapath uses it: everything precomputed by tbctl so the
+ * per-packet path needs no division. */
+struct tb_rate {
+	__u64 rate;     /* units per second == nano-units per ns */
+	__u64 cap;      /* burst in nano-units */
+	__u64 fill_ns;  /* ceil(cap / rate): an idle gap this long fills the bucket */
+};
+
+/* rules[] value; slot TB_DEFAULT_RULE is the default rule. */
+struct tb_rule {
+	struct tb_rate r;
+	__u64 burst;        /* units, as configured */
+	__u8 in_use;
+	__u8 cost;          /* enum tb_cost */
+	__u8 action;        /* enum tb_action */
+	__u8 scope;         /* enum tb_scope */
+	__u8 family;        /* 4 or 6; 0 for the default rule */
+	__u8 prefixlen;
+	__u8 pad[2];
+	__u8 addr[16];      /* network address, 4 or 16 bytes used */
+};
+
+/* A bucket's level: what the arithmetic in bucket.h reads and writes. */
+struct tb_level {
+	__u64 tokens;   /* nano-units */
+	__u64 last_ns;  /* bpf_ktime_get_ns() of the latest refill */
+};
+
+struct tb_counters {
+	__u64 passed_packets;
+	__u64 passed_bytes;
+	__u64 dropped_packets;
+	__u64 dropped_bytes;
+	__u64 monitored_packets;    /* over the limit, passed by a monitor rule */
+	__u64 monitored_bytes;
+};
+
+/* buckets (LRU hash) value, keyed by struct tb_addr. */
+struct tb_bucket {
+	struct tb_level lvl;
+	__u32 gen;      /* tb_config.gen when rule was resolved */
+	__u16 rule;     /* cached rules[] index */
+	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
+	__u8 pad;
+	struct tb_counters c;
+};
+
+/* shared[] value: one bucket per shared-scope rule, indexed like rules[].
+ * Array values may hold a spin lock, so it lives right here. */
+struct tb_shared {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct tb_bucket b;
+};
+
+/* locks[] value: stripes serialising per-address buckets, which live in an
+ * LRU map where the kernel refuses spin locks. Padded to a cache line so
+ * two hot addresses on different stripes do not share one. */
+struct tb_lock {
+	struct bpf_spin_lock lock;
+	__u32 pad[15];
+};
+
+/* IPv4 addresses are stored IPv4-mapped (::ffff:a.b.c.d); the parser
+ * classifies IPv6 packets carrying such an address as malformed, so the
+ * two families never share a key. Network byte order. */
+struct tb_addr {
+	__u32 w[4];
+};
+
+struct tb_lpm_v4 {
+	__u32 prefixlen;
+	__u32 addr;
+};
+
+struct tb_lpm_v6 {
+	__u32 prefixlen;
+	__u32 addr[4];
+};
+
+/* config[0]: what tbctl attached, and the rule-set generation. Bumped
+ * whenever the prefix -> rule mapping changes, which invalidates every
+ * bucket's cached rule index. */
+struct tb_config {
+	__u32 gen;
+	__u32 ifindex;
+	__u32 max_addrs;
+	__u8 mode;      /* enum tb_mode */
+	__u8 key;       /* enum tb_key */
+	__u8 attached;
+	__u8 pad;
+};
+
+/* stats[0], per CPU. */
+struct tb_stats {
+	struct tb_counters c;
+	__u64 unmatched_packets;
+	__u64 unmatched_bytes;
+	__u64 nonip_packets;
+	__u64 malformed_packets;
+	__u64 buckets_created;
+};
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A minimal test harness: each TEST is a function, a failed CHECK names
+ * what was expected and what was seen, main() prints one line per test and
+ * the summary line tests/run.sh adds up. */
+#ifndef TB_CHECK_H
+#define TB_CHECK_H
+
+#include <stdio.h>
+#include <string.h>
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+static int check_failures;
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "    %s:%d: ", __FILE__, __LINE__);        \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			check_failures++;                                       \
+		}                                                               \
+	} while (0)
+
+#define CHECK_EQ(seen, expected, what)                                          \
+	do {                                                                    \
+		unsigned long long s_ = (unsigned long long)(seen);             \
+		unsigned long long e_ = (unsigned long long)(expected);         \
+		CHECK(s_ == e_, "%s: expected %llu, saw %llu", what, e_, s_);   \
+	} while (0)
+
+static inline int run_tests(const char *suite, const struct test_case *t, int n,
+			    int argc, char **argv)
+{
+	int passed = 0, failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int before = check_failures;
+
+		if (argc > 1 && !strstr(t[i].name, argv[1]))
+			continue;
+		t[i].fn();
+		if (check_failures == before) {
+			passed++;
+			printf("ok   %s: %s\n", suite, t[i].name);
+		} else {
+			failed++;
+			printf("FAIL %s: %s\n", suite, t[i].name);
+		}
+		fflush(stdout);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+#define TEST_LIST(...) static const struct test_case tests[] = { __VA_ARGS__ }
+#define T(fn) { #fn, fn }
+#define RUN(suite) run_tests(suite, tests, sizeof(tests) / sizeof(tests[0]), argc, argv)
+
+#endif

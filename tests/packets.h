@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Crafted frames for the parser and program tests: Ethernet, 0-2 VLAN tags,
+ * IPv4 (with options, fragments), IPv6, ARP. */
+#ifndef TB_TEST_PACKETS_H
+#define TB_TEST_PACKETS_H
+
+#include <arpa/inet.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
+#define FRAME_MAX 2048
+
+struct frame {
+	unsigned char b[FRAME_MAX];
+	size_t len;
+	size_t hdr_len;   /* Ethernet + tags + IP header: every shorter cut is malformed */
+};
+
+struct frame_opts {
+	int vlans;            /* 0, 1 or 2 tags (outer 802.1ad when 2) */
+	int ip_option_words;  /* IPv4: 32-bit option words, 0-10 */
+	int fragment;         /* IPv4: set MF and an offset */
+	size_t payload;
+};
+
+static inline size_t frame_l2(unsigned char *b, int vlans, __u16 proto)
+{
+	size_t off = 12;
+
+	memset(b, 0, 12);
+	b[0] = 0x02; b[5] = 0x02; b[6] = 0x02; b[11] = 0x01;
+	for (int i = 0; i < vlans; i++) {
+		__u16 tpid = htons(vlans == 2 && i == 0 ? ETH_P_8021AD : ETH_P_8021Q);
+		__u16 tci = htons(100 + i);
+
+		memcpy(b + off, &tpid, 2);
+		memcpy(b + off + 2, &tci, 2);
+		off += 4;
+	}
+	proto = htons(proto);
+	memcpy(b + off, &proto, 2);
+	return off + 2;
+}
+
+static inline void frame_ipv4(struct frame *f, const char *src, const char *dst,
+			      const struct frame_opts *o)
+{
+	size_t l3 = frame_l2(f->b, o->vlans, ETH_P_IP);
+	struct iphdr *ip = (struct iphdr *)(f->b + l3);
+	size_t hlen = 20 + 4 * o->ip_option_words;
+
+	memset(ip, 0, hlen);
+	ip->version = 4;
+	ip->ihl = hlen / 4;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(hlen + o->payload);
+	if (o->fragment)
+		ip->frag_off = htons(0x2000 | 185);
+	for (int i = 0; i < o->ip_option_words; i++)
+		f->b[l3 + 20 + 4 * i] = 1;   /* NOP */
+	inet_pton(AF_INET, src, &ip->saddr);
+	inet_pton(AF_INET, dst, &ip->daddr);
+	memset(f->b + l3 + hlen, 0xab, o->payload);
+	f->hdr_len = l3 + hlen;
+	f->len = l3 + hlen + o->payload;
+}
+
+static inline void frame_ipv6(struct frame *f, const char *src, const char *dst,
+			      const struct frame_opts *o)
+{
+	size_t l3 = frame_l2(f->b, o->vlans, ETH_P_IPV6);
+	struct ipv6hdr *ip6 = (struct ipv6hdr *)(f->b + l3);
+
+	memset(ip6, 0, sizeof(*ip6));
+	ip6->version = 6;
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = 64;
+	ip6->payload_len = htons(o->payload);
+	inet_pton(AF_INET6, src, &ip6->saddr);
+	inet_pton(AF_INET6, dst, &ip6->daddr);
+	memset(f->b + l3 + sizeof(*ip6), 0xab, o->payload);
+	f->hdr_len = l3 + sizeof(*ip6);
+	f->len = f->hdr_len + o->payload;
+}
+
+static inline void frame_arp(struct frame *f)
+{
+	size_t l2 = frame_l2(f->b, 0, ETH_P_ARP);
+
+	memset(f->b + l2, 0, 28);
+	f->hdr_len = l2;
+	f->len = l2 + 28;
+}
+
+/* A frame whose IPv4 payload makes the whole frame exactly len bytes. */
+static inline void frame_ipv4_len(struct frame *f, const char *src, size_t len)
+{
+	struct frame_opts o = { .payload = len - 14 - 20 };
+
+	frame_ipv4(f, src, "198.19.0.1", &o);
+}
+
+static inline void frame_ipv6_len(struct frame *f, const char *src, size_t len)
+{
+	struct frame_opts o = { .payload = len - 14 - 40 };
+
+	frame_ipv6(f, src, "2001:db8:ffff::1", &o);
+}
+
+#endif

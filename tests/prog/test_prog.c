@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The real BPF object under BPF_PROG_TEST_RUN: crafted frames through the
+ * XDP and tc programs, rules set through the same code tbctl uses, and two
+ * CPUs racing on one bucket. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "tb.skel.h"
+#include "state.h"
+#include "../packets.h"
+#include "../check.h"
+
+static struct tb *skel;
+static struct ruleset *rs;
+static int xdp_fd, tc_fd;
+
+static void setup_key(int key_dst)
+{
+	struct tb_maps m;
+
+	skel = tb__open();
+	if (!skel) {
+		fprintf(stderr, "open BPF object: %s\n", strerror(errno));
+		exit(2);
+	}
+	skel->rodata->tb_key_dst = key_dst;
+	if (tb__load(skel)) {
+		fprintf(stderr, "load BPF object: %s\n", strerror(errno));
+		exit(2);
+	}
+	maps_from_skel(skel, &m);
+	rs = calloc(1, sizeof(*rs));
+	if (!rs || ruleset_load(rs, &m)) {
+		fprintf(stderr, "read rules: %s\n", strerror(errno));
+		exit(2);
+	}
+	xdp_fd = bpf_program__fd(skel->progs.tb_xdp);
+	tc_fd = bpf_program__fd(skel->progs.tb_tc);
+}
+
+static void setup(void)
+{
+	setup_key(0);
+}
+
+static void teardown(void)
+{
+	tb__destroy(skel);
+	free(rs);
+}
+
+static int set_rule(const char *prefix, __u64 rate, __u64 burst, int cost, int action, int scope)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst, .cost = cost, .action = action, .scope = scope };
+	struct tb_prefix p;
+	char err[128];
+	int id;
+
+	CHECK(prefix_parse(prefix, &p, err, sizeof(err)) == PREFIX_OK, "prefix %s: %s", prefix, err);
+	id = ruleset_set(rs, &p, &s);
+	CHECK(id >= 0, "set rule %s: %s", prefix, strerror(-id));
+	return id;
+}
+
+static int try_run(int fd, const struct frame *f, size_t len, __u32 *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = len, .repeat = 1);
+
+	if (bpf_prog_test_run_opts(fd, &o))
+		return -errno;
+	*retval = o.retval;
+	return 0;
+}
+
+static __u32 run_len(int fd, const struct frame *f, size_t len)
+{
+	__u32 ret = ~0U;
+	int err = try_run(fd, f, len, &ret);
+
+	CHECK(!err, "BPF_PROG_TEST_RUN: %s", strerror(-err));
+	return ret;
+}
+
+static __u32 run(int fd, const struct frame *f)
+{
+	return run_len(fd, f, f->len);
+}
+
+static struct tb_bucket bucket_of(const char *addr)
+{
+	struct tb_bucket b = {};
+	struct tb_addr a;
+
+	CHECK(!addr_parse(addr, &a), "address %s", addr);
+	CHECK(!bpf_map_lookup_elem(rs->m.buckets, &a, &b), "bucket of %s exists", addr);
+	return b;
+}
+
+static int has_bucket(const char *addr)
+{
+	struct tb_bucket b;
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	return !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
+}
+
+static struct tb_stats totals(void)
+{
+	struct tb_stats s;
+
+	CHECK(!stats_sum(&rs->m, &s), "read stats");
+	return s;
+}
+
+/* Send n frames, return how many the program passed. */
+static int pass_count(int fd, const struct frame *f, int n, __u32 pass)
+{
+	int passed = 0;
+
+	for (int i = 0; i < n; i++)
+		passed += run(fd, f) == pass;
+	return passed;
+}
+
+static void xdp_ipv4_burst_then_drop(void)
+{
+	struct frame f;
+	struct tb_bucket b;
+	struct tb_stats s;
+
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.0.1", 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "1st 1000-byte frame, burst 3000");
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "2nd frame");
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "3rd frame");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "4th frame, bucket empty");
+	b = bucket_of("198.18.0.1");
+	CHECK_EQ(b.c.passed_packets, 3, "bucket passed packets");
+	CHECK_EQ(b.c.passed_bytes, 3000, "bucket passed bytes");
+	CHECK_EQ(b.c.dropped_packets, 1, "bucket dropped packets");
+	CHECK_EQ(b.c.dropped_bytes, 1000, "bucket dropped bytes");
+	s = totals();
+	CHECK_EQ(s.c.passed_packets, 3, "global passed packets");
+	CHECK_EQ(s.c.dropped_bytes, 1000, "global dropped bytes");
+	CHECK_EQ(s.buckets_created, 1, "buckets created");
+	teardown();
+}
+
+static void xdp_ipv6_burst_then_drop(void)
+{
+	struct frame f;
+
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv6_len(&f, "2001:db8::1", 1500);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 2, "1500-byte IPv6 frames passed of 3");
+	CHECK_EQ(bucket_of("2001:db8::1").c.dropped_bytes, 1500, "IPv6 bucket dropped bytes");
+	teardown();
+}
+
+static void vlan_tagged_frames_are_policed(void)
+{
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	for (int vlans = 1; vlans <= 2; vlans++) {
+		struct frame_opts o = { .vlans = vlans, .payload = 958 };
+		const char *src = vlans == 1 ? "198.18.1.1" : "2001:db8::1:1";
+		struct frame f;
+
+		if (vlans == 1)
+			frame_ipv4(&f, src, "198.19.0.1", &o);
+		else
+			frame_ipv6(&f, src, "2001:db8::2", &o);
+		CHECK(pass_count(xdp_fd, &f, 4, XDP_PASS) == 2 - (vlans == 2 && f.len > 1000),
+		      "%d tag(s): frames of %zu bytes against burst 2000", vlans, f.len);
+		CHECK(bucket_of(src).c.passed_bytes + bucket_of(src).c.dropped_bytes == 4 * f.len,
+		      "%d tag(s): every frame charged to %s", vlans, src);
+	}
+	teardown();
+}
+
+static void truncated_headers_pass_as_malformed(void)
+{
+	int expected = 0;
+
+	setup();
+	set_rule("default", 1, 1500, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	for (int prog = 0; prog < 2; prog++) {
+		int fd = prog ? tc_fd : xdp_fd;
+		__u32 pass = prog ? (__u32)TC_ACT_UNSPEC : XDP_PASS;
+
+		for (int vlans = 0; vlans <= 2; vlans++) {
+			for (int fam = 4; fam <= 6; fam += 2) {
+				struct frame_opts o = { .vlans = vlans, .ip_option_words = fam == 4 ? 2 : 0 };
+				struct frame f;
+
+				if (fam == 4)
+					frame_ipv4(&f, "198.18.0.9", "198.19.0.1", &o);
+				else
+					frame_ipv6(&f, "2001:db8::9", "2001:db8::2", &o);
+				/* The kernel refuses test frames shorter than Ethernet's
+				 * header, and builds no skb from an untagged IP frame
+				 * cut inside its fixed IP header: those cuts are covered by
+				 * the host parser test (same parse.h). */
+				for (size_t cut = ETH_HLEN; cut < f.hdr_len; cut++) {
+					__u32 ret = ~0U;
+					int err = try_run(fd, &f, cut, &ret);
+
+					if (prog && !vlans && cut < ETH_HLEN + (fam == 4 ? 20u : 40u)) {
+						CHECK(err == -EINVAL, "tc, untagged IPv%d cut at %zu: "
+						      "expected the kernel to refuse, got %d", fam, cut, err);
+						continue;
+					}
+					CHECK(!err && ret == pass, "%s, %d tags, IPv%d cut at %zu: expected pass, "
+					      "got %u (err %d)", prog ? "tc" : "xdp", vlans, fam, cut, ret, err);
+					expected++;
+				}
+			}
+		}
+	}
+	CHECK_EQ(totals().malformed_packets, expected, "malformed count");
+	CHECK_EQ(totals().buckets_created, 0, "no bucket for a malformed frame");
+	teardown();
+}
+
+static void non_ip_passes_and_is_counted(void)
+{
+	struct frame f;
+
+	setup();
+	set_rule("default", 1, 1500, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_arp(&f);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "ARP frames passed by XDP");
+	CHECK_EQ(pass_count(tc_fd, &f, 5, (__u32)TC_ACT_UNSPEC), 5, "ARP frames passed by tc");
+	CHECK_EQ(totals().nonip_packets, 10, "non-IP count");
+	teardown();
+}
+
+static void options_and_fragments_are_charged(void)
+{
+	struct frame_opts opt = { .ip_option_words = 10, .payload = 100 };
+	struct frame_opts frag = { .fragment = 1, .payload = 100 };
+	struct frame f;
+
+	setup();
+	set_rule("default", 1000, 10000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4(&f, "198.18.2.1", "198.19.0.1", &opt);
+	run(xdp_fd, &f);
+	CHECK_EQ(bucket_of("198.18.2.1").c.passed_bytes, f.len, "IPv4 with options charged");
+	frame_ipv4(&f, "198.18.2.2", "198.19.0.1", &frag);
+	run(xdp_fd, &f);
+	CHECK_EQ(bucket_of("198.18.2.2").c.passed_bytes, f.len, "fragment charged to its source");
+	teardown();
+}
+
+static void addresses_are_isolated(void)
+{
+	struct frame a, b;
+
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&a, "198.18.3.1", 1000);
+	frame_ipv4_len(&b, "198.18.3.2", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &a, 10, XDP_PASS), 2, "first address drains its own bucket");
+	CHECK_EQ(pass_count(xdp_fd, &b, 10, XDP_PASS), 2, "second address still has its burst");
+	teardown();
+}
+
+static void longest_prefix_wins(void)
+{
+	struct frame f;
+	int wide, narrow;
+
+	setup();
+	set_rule("default", 1000, 10000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	wide = set_rule("198.18.0.0/15", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	narrow = set_rule("198.18.5.0/24", 1000, 5000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	set_rule("2001:db8::/32", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.5.7", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "/24 rule's burst");
+	CHECK_EQ(bucket_of("198.18.5.7").rule, narrow, "bucket cached the /24 rule");
+	frame_ipv4_len(&f, "198.19.0.7", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "/15 rule's burst");
+	CHECK_EQ(bucket_of("198.19.0.7").rule, wide, "bucket cached the /15 rule");
+	frame_ipv4_len(&f, "198.51.100.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 20, XDP_PASS), 10, "default rule's burst");
+	frame_ipv6_len(&f, "2001:db8::77", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 2, "IPv6 /32 rule's burst");
+	teardown();
+}
+
+static void new_rule_reclassifies_cached_buckets(void)
+{
+	struct frame f;
+	int id;
+
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.6.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 2, "default burst");
+	id = set_rule("198.18.6.0/24", 1000, 2000, TB_COST_PACKETS, TB_ACTION_MONITOR, TB_SCOPE_PER_ADDRESS);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 3, "monitor rule added later applies");
+	CHECK_EQ(bucket_of("198.18.6.1").rule, id, "cached rule replaced");
+	teardown();
+}
+
+static void unmatched_addresses_pass(void)
+{
+	struct frame f;
+
+	setup();
+	set_rule("198.18.0.0/24", 1000, 1500, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.19.9.9", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "no rule, no default: all pass");
+	CHECK_EQ(totals().unmatched_packets, 5, "unmatched packets");
+	CHECK_EQ(totals().unmatched_bytes, 5000, "unmatched bytes");
+	CHECK(!has_bucket("198.19.9.9"), "no bucket for an unmatched address");
+	teardown();
+}
+
+static void shared_scope_caps_the_prefix(void)
+{
+	struct frame f;
+	char src[32];
+	int passed = 0;
+
+	setup();
+	set_rule("198.18.7.0/24", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
+	set_rule("198.18.8.0/24", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	for (int i = 1; i <= 3; i++) {
+		snprintf(src, sizeof(src), "198.18.7.%d", i);
+		frame_ipv4_len(&f, src, 1000);
+		passed += pass_count(xdp_fd, &f, 3, XDP_PASS);
+	}
+	CHECK_EQ(passed, 3, "shared /24: frames passed from 3 sources");
+	CHECK(!has_bucket("198.18.7.1"), "shared scope creates no per-address bucket");
+	passed = 0;
+	for (int i = 1; i <= 3; i++) {
+		snprintf(src, sizeof(src), "198.18.8.%d", i);
+		frame_ipv4_len(&f, src, 1000);
+		passed += pass_count(xdp_fd, &f, 3, XDP_PASS);
+	}
+	CHECK_EQ(passed, 9, "per-address /24: frames passed from 3 sources");
+	teardown();
+}
+
+static void monitor_counts_and_passes(void)
+{
+	struct frame f;
+	struct tb_bucket b;
+
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_MONITOR, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.9.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "monitor passes everything");
+	b = bucket_of("198.18.9.1");
+	CHECK_EQ(b.c.passed_packets, 2, "within limit");
+	CHECK_EQ(b.c.monitored_packets, 3, "would have dropped");
+	CHECK_EQ(b.c.dropped_packets, 0, "dropped");
+	CHECK_EQ(totals().c.monitored_bytes, 3000, "global monitored bytes");
+	teardown();
+}
+
+static void rate_change_keeps_bucket_state(void)
+{
+	struct frame f;
+	struct tb_bucket before, after;
+
+	setup();
+	set_rule("198.18.10.0/24", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.10.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 3, "burst drained");
+	before = bucket_of("198.18.10.1");
+	set_rule("198.18.10.0/24", 2000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "after a rate change the bucket is still empty");
+	after = bucket_of("198.18.10.1");
+	CHECK(after.lvl.tokens < 1000 * TB_NANO, "no free burst: level %llu nano-bytes",
+	      (unsigned long long)after.lvl.tokens);
+	CHECK(after.lvl.last_ns > before.lvl.last_ns, "bucket kept and refilled in place");
+	teardown();
+}
+
+static void packets_cost_mode(void)
+{
+	struct frame small, big;
+
+	setup();
+	set_rule("default", 10, 3, TB_COST_PACKETS, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&small, "198.18.11.1", 64);
+	frame_ipv4_len(&big, "198.18.11.1", 1500);
+	CHECK_EQ(run(xdp_fd, &small) + run(xdp_fd, &big) + run(xdp_fd, &small) == 3 * XDP_PASS, 1,
+		 "three packets of any size fit a 3-packet burst");
+	CHECK_EQ(run(xdp_fd, &small), XDP_DROP, "fourth packet dropped");
+	teardown();
+}
+
+static void tc_program_polices(void)
+{
+	struct frame f;
+
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.12.1", 1000);
+	CHECK_EQ(run(tc_fd, &f), (__u32)TC_ACT_UNSPEC, "tc: 1st frame passes on");
+	CHECK_EQ(run(tc_fd, &f), (__u32)TC_ACT_UNSPEC, "tc: 2nd frame passes on");
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "tc: 3rd frame shot");
+	frame_ipv6_len(&f, "2001:db8::12", 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 4, (__u32)TC_ACT_UNSPEC), 2, "tc: IPv6");
+	CHECK_EQ(bucket_of("198.18.12.1").c.dropped_bytes, 1000, "tc: charged skb->len");
+	teardown();
+}
+
+static void destination_key_variant(void)
+{
+	struct frame_opts o = { .payload = 958 };
+	struct frame f;
+
+	setup_key(1);
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4(&f, "198.18.13.1", "198.19.13.2", &o);
+	CHECK_EQ(pass_count(tc_fd, &f, 3, (__u32)TC_ACT_UNSPEC), 2, "dst key: burst");
+	CHECK(has_bucket("198.19.13.2"), "bucket keyed by destination");
+	CHECK(!has_bucket("198.18.13.1"), "no bucket for the source");
+	frame_ipv4(&f, "198.18.13.9", "198.19.13.2", &o);
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "another source to the same destination: same bucket");
+	teardown();
+}
+
+/* Two CPUs hammer one address at once. */
+struct racer {
+	int cpu;
+	int err;
+	const struct frame *f;
+};
+
+#define RACE_RUNS 1000000
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	cpu_set_t set;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = r->f->b, .data_size_in = r->f->len,
+		    .repeat = RACE_RUNS);
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	r->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (!r->err && bpf_prog_test_run_opts(xdp_fd, &o))
+		r->err = errno;
+	return NULL;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void two_cpus_one_bucket(void)
+{
+	/* 100 MB/s against ~2x1M 100-byte frames in well under a second: a
+	 * bucket that lost updates would admit far beyond b + r*T. */
+	const __u64 rate = 100000000, burst = 10000;
+	struct racer r[2];
+	pthread_t th[2];
+	struct tb_bucket b;
+	struct tb_stats s;
+	struct frame f;
+	__u64 t0, t1, bound;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		CHECK(0, "this test needs 2 CPUs, the machine has 1");
+		return;
+	}
+	setup();
+	set_rule("default", rate, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.14.1", 100);
+	run(xdp_fd, &f);   /* create the bucket outside the timed window */
+	t0 = mono_ns();
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .cpu = i, .f = &f };
+		pthread_create(&th[i], NULL, race, &r[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	t1 = mono_ns();
+	CHECK(!r[0].err && !r[1].err, "test runs: %s / %s", strerror(r[0].err), strerror(r[1].err));
+	b = bucket_of("198.18.14.1");
+	s = totals();
+	CHECK_EQ(b.c.passed_packets + b.c.dropped_packets, 2ULL * RACE_RUNS + 1,
+		 "bucket: passed + dropped == sent");
+	CHECK_EQ(s.c.passed_packets + s.c.dropped_packets, 2ULL * RACE_RUNS + 1,
+		 "global: passed + dropped == sent");
+	bound = burst + rate * (t1 - t0) / 1000000000ULL + 100;
+	CHECK(b.c.passed_bytes <= bound, "passed %llu bytes > bound b + r*T = %llu (T = %llu ns)",
+	      (unsigned long long)b.c.passed_bytes, (unsigned long long)bound,
+	      (unsigned long long)(t1 - t0));
+	CHECK(b.c.dropped_packets > RACE_RUNS / 2, "the race ran over the limit (%llu dropped)",
+	      (unsigned long long)b.c.dropped_packets);
+	CHECK(b.c.passed_bytes > burst, "the bucket refilled during the race (%llu passed)",
+	      (unsigned long long)b.c.passed_bytes);
+	printf("     race: %.1f ms, passed %llu of %d bytes, bound %llu\n", (t1 - t0) / 1e6,
+	       (unsigned long long)b.c.passed_bytes, 2 * RACE_RUNS * 100, (unsigned long long)bound);
+	teardown();
+}
+
+TEST_LIST(
+	T(xdp_ipv4_burst_then_drop),
+	T(xdp_ipv6_burst_then_drop),
+	T(vlan_tagged_frames_are_policed),
+	T(truncated_headers_pass_as_malformed),
+	T(non_ip_passes_and_is_counted),
+	T(options_and_fragments_are_charged),
+	T(addresses_are_isolated),
+	T(longest_prefix_wins),
+	T(new_rule_reclassifies_cached_buckets),
+	T(unmatched_addresses_pass),
+	T(shared_scope_caps_the_prefix),
+	T(monitor_counts_and_passes),
+	T(rate_change_keeps_bucket_state),
+	T(packets_cost_mode),
+	T(tc_program_polices),
+	T(destination_key_variant),
+	T(two_cpus_one_bucket),
+);
+
+int main(int argc, char **argv)
+{
+	return RUN("prog");
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bucket.h driven by a virtual clock: the precision rules of the seed
+ * notes, the b + r*T bound as a property, and the extremes of range. */
+#include <stdlib.h>
+#include "bucket.h"
+#include "../check.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+#define DAY (86400ULL * SEC)
+
+/* Admit whole units (bytes or packets) against a level. */
+static int admit(struct tb_level *l, __u64 now, __u64 units, const struct tb_rate *r)
+{
+	return tb_charge(l, now, units * TB_NANO, r);
+}
+
+static void millisecond_refills_a_millisecond(void)
+{
+	struct tb_rate r = tb_rate_make(5, 5);
+	struct tb_level l = { .tokens = 0, .last_ns = 1000 * MS };
+
+	CHECK_EQ(tb_refill(&l, 1001 * MS, &r), 5 * MS, "nano-tokens after 1 ms at 5/s");
+}
+
+static void long_idle_refills_exactly_capacity(void)
+{
+	struct tb_rate r = tb_rate_make(5, 5);
+	struct tb_level l = { .tokens = 0, .last_ns = 0 };
+
+	CHECK_EQ(tb_refill(&l, 3600 * SEC, &r), 5 * TB_NANO, "level after 1 h idle");
+	CHECK_EQ(tb_refill(&l, 30 * DAY, &r), 5 * TB_NANO, "level after 30 days idle");
+}
+
+static void backwards_clock_changes_nothing(void)
+{
+	struct tb_rate r = tb_rate_make(5, 5);
+	struct tb_level l = { .tokens = 2500 * MS, .last_ns = 10 * SEC };
+
+	CHECK_EQ(tb_refill(&l, 5 * SEC, &r), 2500 * MS, "level after clock stepped back");
+	CHECK(admit(&l, 5 * SEC, 1, &r), "a token that is there is admitted");
+	CHECK_EQ(l.last_ns, 10 * SEC, "timestamp never moves backwards");
+	CHECK_EQ(l.tokens, 1500 * MS, "level after taking one token");
+}
+
+static void million_operations_no_drift(void)
+{
+	struct tb_rate r = tb_rate_make(5, 5);
+	struct tb_level l;
+	__u64 admitted = 0, over = 0;
+
+	tb_fill(&l, 0, &r);
+	for (__u64 i = 0; i <= 1000000; i++) {
+		admitted += admit(&l, i * 7 * MS, 1, &r);
+		over += l.tokens > r.cap;
+	}
+	CHECK_EQ(over, 0, "steps with the level above capacity");
+	/* 7000 s at 5/s plus the 5 the bucket started with, to the token. */
+	CHECK_EQ(admitted, 5 + 5 * 7000, "tokens admitted in 7000 s");
+}
+
+static void half_token_per_tick(void)
+{
+	/* Capacity 1, half a token per tick: a tick is 500 ms at 1 token/s. */
+	struct tb_rate r = tb_rate_make(1, 1);
+	struct tb_level l;
+	const __u64 tick = 500 * MS;
+
+	tb_fill(&l, 0, &r);
+	CHECK(admit(&l, 0, 1, &r), "tick 0: full bucket admits");
+	CHECK(!admit(&l, 0, 1, &r), "tick 0 again: no time passed, denied");
+	CHECK(!admit(&l, 1 * tick, 1, &r), "tick 1: only half a token, denied");
+	CHECK(admit(&l, 2 * tick, 1, &r), "tick 2: exactly one token, admitted");
+}
+
+static int burst_of(struct tb_level *l, __u64 now, int n, const struct tb_rate *r)
+{
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += admit(l, now, 1, r);
+	return ok;
+}
+
+static void burst_and_rate_table(void)
+{
+	static const struct { __u64 b; int admitted; } table[] = {
+		{ 1, 1 }, { 5, 5 }, { 15, 10 }, { 1000, 10 },
+	};
+	struct tb_rate r = tb_rate_make(5, 5);
+	struct tb_level l;
+
+	tb_fill(&l, 0, &r);
+	CHECK_EQ(burst_of(&l, 0, 10, &r), 5, "b=5 r=5: first burst of 10");
+	CHECK_EQ(burst_of(&l, 2 * SEC, 10, &r), 5, "b=5 r=5: burst of 10 after 2 s idle");
+	for (unsigned i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		r = tb_rate_make(5, table[i].b);
+		tb_fill(&l, 0, &r);
+		CHECK(burst_of(&l, 0, 10, &r) == table[i].admitted,
+		      "b=%llu r=5: expected %d of 10 admitted", table[i].b, table[i].admitted);
+	}
+	/* b=10, r=5: any one-second stretch holds at most 15. */
+	r = tb_rate_make(5, 10);
+	tb_fill(&l, 0, &r);
+	CHECK_EQ(burst_of(&l, 0, 20, &r) + burst_of(&l, 1 * SEC, 20, &r), 15,
+		 "b=10 r=5: admitted in [0, 1 s]");
+}
+
+/* For random arrivals, every window [t_i, t_j] admits at most
+ * cap + rate * (t_j - t_i) nano-units. */
+static void window_bound_property(void)
+{
+	enum { SEQS = 300, N = 400 };
+	static __u64 t[N], cum[N + 1];
+	int violations = 0, total_admitted = 0;
+
+	srand(12345);
+	for (int s = 0; s < SEQS; s++) {
+		__u64 rate = 1000 + (__u64)rand() % 1000000;
+		__u64 burst = 1500 + (__u64)rand() % 20000;
+		struct tb_rate r = tb_rate_make(rate, burst);
+		struct tb_level l;
+		__u64 now = (__u64)rand() * 1000;
+
+		tb_fill(&l, now, &r);
+		cum[0] = 0;
+		for (int i = 0; i < N; i++) {
+			__u64 cost = 64 + rand() % 1437;
+
+			now += rand() % 4 == 0 ? 0 : (__u64)rand() % (5 * MS);
+			t[i] = now;
+			cum[i + 1] = cum[i] + (admit(&l, now, cost, &r) ? cost : 0);
+			total_admitted += cum[i + 1] != cum[i];
+		}
+		for (int i = 0; i < N; i++)
+			for (int j = i; j < N; j++)
+				if ((cum[j + 1] - cum[i]) * TB_NANO > r.cap + rate * (t[j] - t[i]))
+					violations++;
+	}
+	CHECK_EQ(violations, 0, "windows exceeding b + r*T");
+	CHECK(total_admitted > SEQS * N / 10, "the property saw admissions (%d)", total_admitted);
+}
+
+static void thirty_days_overload_exact(void)
+{
+	/* 1500-byte packets every 0.5 s against 1500 B/s, burst 3000. */
+	struct tb_rate r = tb_rate_make(1500, 3000);
+	struct tb_level l;
+	__u64 admitted = 0, t;
+
+	tb_fill(&l, 0, &r);
+	for (t = 0; t <= 30 * DAY; t += 500 * MS)
+		admitted += admit(&l, t, 1500, &r) ? 1500 : 0;
+	CHECK_EQ(admitted, 3000 + 1500 * (30 * DAY / SEC), "bytes admitted in 30 days");
+
+	/* An awkward rate: 3 packets/s probed every 0.1 s for 30 days. */
+	r = tb_rate_make(3, 2);
+	tb_fill(&l, 0, &r);
+	admitted = 0;
+	for (t = 0; t <= 30 * DAY; t += 100 * MS)
+		admitted += admit(&l, t, 1, &r);
+	CHECK_EQ(admitted, 2 + 3 * (30 * DAY / SEC), "packets admitted in 30 days");
+}
+
+static void extreme_rates(void)
+{
+	struct tb_rate r = tb_rate_make(TB_RATE_MAX, TB_BURST_MAX);
+	struct tb_level l = { .tokens = 0, .last_ns = 0 };
+
+	CHECK_EQ(tb_refill(&l, r.fill_ns - 1, &r), (r.fill_ns - 1) * TB_RATE_MAX,
+		 "max rate, max burst: level one ns before full");
+	CHECK_EQ(tb_refill(&l, r.fill_ns, &r), TB_BURST_MAX * TB_NANO, "max rate: full");
+	CHECK_EQ(tb_refill(&l, ~0ULL, &r), TB_BURST_MAX * TB_NANO, "max rate: longest gap");
+
+	r = tb_rate_make(50000000000ULL, 1500);   /* 400 Gbit/s */
+	CHECK_EQ(tb_refill(&l, 1, &r), 50 * TB_NANO, "400 Gbit/s: bytes per ns");
+	CHECK_EQ(r.fill_ns, 30, "400 Gbit/s, 1500 B: ns to fill");
+
+	r = tb_rate_make(1, TB_BURST_MAX);       /* 1 byte/s */
+	CHECK_EQ(tb_refill(&l, 1 * SEC, &r), TB_NANO, "1 B/s: one byte per second");
+	CHECK_EQ(tb_refill(&l, 1499 * SEC, &r), 1499 * TB_NANO, "1 B/s: after 1499 s");
+	CHECK_EQ(tb_refill(&l, 10000000000ULL * SEC, &r), 10000000000ULL * TB_NANO,
+		 "1 B/s, 16 GiB burst: 317 years of refill, no overflow");
+	CHECK_EQ(tb_refill(&l, ~0ULL, &r), TB_BURST_MAX * TB_NANO, "1 B/s: longest gap fills");
+}
+
+static void cost_above_burst_never_admitted(void)
+{
+	struct tb_rate r = tb_rate_make(1000000, 1500);
+	struct tb_level l;
+
+	tb_fill(&l, 0, &r);
+	CHECK(!admit(&l, 0, 1501, &r), "1501 bytes against a 1500-byte burst");
+	CHECK(!admit(&l, 365 * DAY, 1501, &r), "still not after a year idle");
+	CHECK(admit(&l, 365 * DAY, 1500, &r), "1500 bytes fit a full 1500-byte bucket");
+}
+
+static void rate_change_keeps_level(void)
+{
+	struct tb_rate slow = tb_rate_make(1000, 10000), fast = tb_rate_make(100000, 10000);
+	struct tb_rate small = tb_rate_make(100000, 2000);
+	struct tb_level l;
+
+	tb_fill(&l, 0, &slow);
+	CHECK(admit(&l, 0, 9000, &slow), "drain 9000 of 10000");
+	CHECK_EQ(tb_refill(&l, 10 * MS, &fast), 2000 * TB_NANO,
+		 "new rate applies from the last refill, level kept");
+	CHECK_EQ(tb_refill(&l, 0, &small), 1000 * TB_NANO, "level under a lowered cap kept");
+	tb_fill(&l, 0, &slow);
+	CHECK_EQ(tb_refill(&l, 0, &small), 2000 * TB_NANO, "level above a lowered cap is cut");
+}
+
+TEST_LIST(
+	T(millisecond_refills_a_millisecond),
+	T(long_idle_refills_exactly_capacity),
+	T(backwards_clock_changes_nothing),
+	T(million_operations_no_drift),
+	T(half_token_per_tick),
+	T(burst_and_rate_table),
+	T(window_bound_property),
+	T(thirty_days_overload_exact),
+	T(extreme_rates),
+	T(cost_above_burst_never_admitted),
+	T(rate_change_keeps_level),
+);
+
+int main(int argc, char **argv)
+{
+	return RUN("bucket");
+}

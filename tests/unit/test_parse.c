@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/* parse.h on crafted frames, on the host. */
+#include "parse.h"
+#include "../packets.h"
+#include "../check.h"
+
+static int classify(const struct frame *f, size_t len, int dst, struct tb_addr *a)
+{
+	return tb_parse(f->b, f->b + len, dst, a);
+}
+
+static void ipv4_keys_source_and_destination(void)
+{
+	struct frame_opts o = { .payload = 100 };
+	struct frame f;
+	struct tb_addr a = {};
+	__u32 want;
+
+	frame_ipv4(&f, "198.18.1.2", "198.19.3.4", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV4, "class");
+	inet_pton(AF_INET, "198.18.1.2", &want);
+	CHECK(a.w[0] == 0 && a.w[1] == 0 && a.w[2] == htonl(0xffff) && a.w[3] == want,
+	      "source key is ::ffff:198.18.1.2");
+	classify(&f, f.len, 1, &a);
+	inet_pton(AF_INET, "198.19.3.4", &want);
+	CHECK(a.w[3] == want, "destination key is 198.19.3.4");
+}
+
+static void ipv6_keys_all_128_bits(void)
+{
+	struct frame_opts o = { .payload = 10 };
+	struct frame f;
+	struct tb_addr a = {}, want;
+
+	frame_ipv6(&f, "2001:db8:1:2:3:4:5:6", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "class");
+	inet_pton(AF_INET6, "2001:db8:1:2:3:4:5:6", want.w);
+	CHECK(!memcmp(&a, &want, sizeof(a)), "source key is the full address");
+	frame_ipv6(&f, "::ffff:198.18.0.1", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED,
+		 "IPv4-mapped IPv6 source cannot alias an IPv4 bucket");
+}
+
+static void vlan_tags_and_truncations(void)
+{
+	for (int vlans = 0; vlans <= 2; vlans++) {
+		for (int fam = 4; fam <= 6; fam += 2) {
+			struct frame_opts o = { .vlans = vlans, .payload = 8 };
+			struct frame f;
+			struct tb_addr a = {};
+			int want = fam == 4 ? TB_CLASS_IPV4 : TB_CLASS_IPV6;
+
+			if (fam == 4)
+				frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &o);
+			else
+				frame_ipv6(&f, "2001:db8::1", "2001:db8::2", &o);
+			CHECK(classify(&f, f.len, 0, &a) == want, "%d tags, IPv%d: classified", vlans, fam);
+			CHECK(classify(&f, f.hdr_len, 0, &a) == want,
+			      "%d tags, IPv%d: headers only", vlans, fam);
+			for (size_t cut = 0; cut < f.hdr_len; cut++)
+				CHECK(classify(&f, cut, 0, &a) == TB_CLASS_MALFORMED,
+				      "%d tags, IPv%d cut at %zu: expected malformed", vlans, fam, cut);
+		}
+	}
+}
+
+static void ipv4_options_fragments_and_bad_headers(void)
+{
+	struct frame_opts o = { .ip_option_words = 10, .payload = 20 };
+	struct frame f;
+	struct tb_addr a = {};
+
+	frame_ipv4(&f, "198.18.0.7", "198.19.0.1", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV4, "60-byte IPv4 header");
+	CHECK_EQ(classify(&f, f.hdr_len - 1, 0, &a), TB_CLASS_MALFORMED, "options cut short");
+	o = (struct frame_opts){ .fragment = 1, .payload = 20 };
+	frame_ipv4(&f, "198.18.0.7", "198.19.0.1", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV4, "a fragment is charged like any packet");
+	f.b[14] = 0x44;   /* IHL 4 */
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "IHL below 5");
+	f.b[14] = 0x65;   /* version 6 in an IPv4 ethertype */
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "wrong IP version");
+	frame_ipv4(&f, "198.18.0.7", "198.19.0.1", &o);
+	f.b[16] = 0;
+	f.b[17] = 10;     /* total length shorter than the header */
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "total length < header length");
+}
+
+static void non_ip_passes(void)
+{
+	struct frame f;
+	struct tb_addr a = {};
+
+	frame_arp(&f);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_NONIP, "ARP");
+	frame_l2(f.b, 0, 0x88cc);
+	CHECK_EQ(classify(&f, 60, 0, &a), TB_CLASS_NONIP, "LLDP");
+}
+
+TEST_LIST(
+	T(ipv4_keys_source_and_destination),
+	T(ipv6_keys_all_128_bits),
+	T(vlan_tags_and_truncations),
+	T(ipv4_options_fragments_and_bad_headers),
+	T(non_ip_passes),
+);
+
+int main(int argc, char **argv)
+{
+	return RUN("parse");
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/* units.c against tc's meaning of every suffix, and prefix.c's parsing. */
+#include "units.h"
+#include "prefix.h"
+#include "../check.h"
+
+static __u64 rate(const char *s, int packets)
+{
+	char err[128];
+	__u64 v = 0;
+
+	CHECK(!parse_rate(s, packets, &v, err, sizeof(err)), "rate %s: %s", s, err);
+	return v;
+}
+
+static __u64 size(const char *s)
+{
+	char err[128];
+	__u64 v = 0;
+
+	CHECK(!parse_size(s, 0, &v, err, sizeof(err)), "size %s: %s", s, err);
+	return v;
+}
+
+static void rates_follow_tc(void)
+{
+	CHECK_EQ(rate("8", 0), 1, "bare number is bit/s");
+	CHECK_EQ(rate("800bit", 0), 100, "bit");
+	CHECK_EQ(rate("1kbit", 0), 125, "kbit = 1000 bit/s");
+	CHECK_EQ(rate("1kibit", 0), 128, "kibit = 1024 bit/s");
+	CHECK_EQ(rate("10mbit", 0), 1250000, "mbit");
+	CHECK_EQ(rate("10Mbit", 0), 1250000, "case-insensitive");
+	CHECK_EQ(rate("1mibit", 0), 131072, "mibit");
+	CHECK_EQ(rate("1gbit", 0), 125000000, "gbit");
+	CHECK_EQ(rate("400gbit", 0), 50000000000ULL, "400 Gbit/s");
+	CHECK_EQ(rate("1tbit", 0), 125000000000ULL, "tbit");
+	CHECK_EQ(rate("1.5mbit", 0), 187500, "decimal");
+	CHECK_EQ(rate("100bps", 0), 100, "bps is BYTES/s, as tc");
+	CHECK_EQ(rate("1kbps", 0), 1000, "kbps = 1000 bytes/s");
+	CHECK_EQ(rate("1kibps", 0), 1024, "kibps");
+	CHECK_EQ(rate("2mbps", 0), 2000000, "mbps");
+	CHECK_EQ(rate("1gbps", 0), 1000000000, "gbps");
+	CHECK_EQ(rate("100", 1), 100, "packet mode: bare is pps");
+	CHECK_EQ(rate("5kpps", 1), 5000, "kpps");
+	CHECK_EQ(rate("2mpps", 1), 2000000, "mpps");
+}
+
+static void sizes_follow_tc(void)
+{
+	CHECK_EQ(size("1500"), 1500, "bare bytes");
+	CHECK_EQ(size("1500b"), 1500, "b");
+	CHECK_EQ(size("64k"), 65536, "k = 1024");
+	CHECK_EQ(size("64kb"), 65536, "kb");
+	CHECK_EQ(size("1m"), 1048576, "m");
+	CHECK_EQ(size("1mb"), 1048576, "mb");
+	CHECK_EQ(size("1g"), 1073741824, "g");
+	CHECK_EQ(size("8kbit"), 1024, "kbit = 1024/8 bytes");
+	CHECK_EQ(size("8mbit"), 1048576, "mbit");
+}
+
+static void bad_values_rejected(void)
+{
+	static const char *const bad[] = {
+		"", "-1mbit", "0", "0kbit", "10mbitx", "10 mbit", "mbit", "1e6", "0x10",
+		"inf", "nan", "1..5mbit", "7bit", "99999999999999tbit", "+5mbit",
+	};
+	char err[128];
+	__u64 v;
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		CHECK(parse_rate(bad[i], 0, &v, err, sizeof(err)) < 0, "rate \"%s\" accepted", bad[i]);
+		CHECK(err[0], "rate \"%s\": no message", bad[i]);
+	}
+	CHECK(parse_size("17g", 0, &v, err, sizeof(err)) < 0, "a burst over 16 GiB");
+	CHECK(parse_size("5kpps", 1, &v, err, sizeof(err)) < 0, "a rate unit as a burst");
+	CHECK(parse_rate("5mbit", 1, &v, err, sizeof(err)) < 0, "a bit rate in packet mode");
+}
+
+static void formats_like_tc(void)
+{
+	static const struct { __u64 v; int pk; int sz; const char *want; } cases[] = {
+		{ 1250000, 0, 0, "10Mbit" }, { 125, 0, 0, "1Kbit" }, { 100, 0, 0, "800bit" },
+		{ 187500, 0, 0, "1500Kbit" }, { 50000000000ULL, 0, 0, "400Gbit" },
+		{ 5000, 1, 0, "5Kpps" }, { 65536, 0, 1, "64Kb" }, { 1048576, 0, 1, "1Mb" },
+		{ 1500, 0, 1, "1500b" }, { 16, 1, 1, "16pkt" },
+	};
+	char buf[64];
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].sz)
+			format_size(cases[i].v, cases[i].pk, buf, sizeof(buf));
+		else
+			format_rate(cases[i].v, cases[i].pk, buf, sizeof(buf));
+		CHECK(!strcmp(buf, cases[i].want), "%llu: expected %s, saw %s",
+		      (unsigned long long)cases[i].v, cases[i].want, buf);
+	}
+}
+
+static void prefixes(void)
+{
+	struct tb_prefix p;
+	struct tb_addr a;
+	char err[128], buf[64];
+
+	CHECK_EQ(prefix_parse("198.18.0.0/15", &p, err, sizeof(err)), PREFIX_OK, "IPv4 prefix");
+	CHECK(p.family == 4 && p.len == 15, "family 4, /15");
+	CHECK_EQ(prefix_parse("198.18.1.1/15", &p, err, sizeof(err)), PREFIX_HOST_BITS, "host bits");
+	prefix_format(&p, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "198.18.0.0/15"), "normalised to %s", buf);
+	CHECK_EQ(prefix_parse("198.18.0.0/33", &p, err, sizeof(err)), PREFIX_BAD, "/33");
+	CHECK_EQ(prefix_parse("198.18.0.0/", &p, err, sizeof(err)), PREFIX_BAD, "empty length");
+	CHECK_EQ(prefix_parse("198.18.0.0/1x", &p, err, sizeof(err)), PREFIX_BAD, "junk length");
+	CHECK_EQ(prefix_parse("198.18.0/24", &p, err, sizeof(err)), PREFIX_BAD, "short address");
+	CHECK_EQ(prefix_parse("2001:db8::/32", &p, err, sizeof(err)), PREFIX_OK, "IPv6 prefix");
+	CHECK_EQ(prefix_parse("2001:db8::/129", &p, err, sizeof(err)), PREFIX_BAD, "/129");
+	CHECK_EQ(prefix_parse("2001:db8::1", &p, err, sizeof(err)), PREFIX_OK, "bare IPv6");
+	CHECK_EQ(p.len, 128, "bare IPv6 is /128");
+	prefix_parse("198.18.4.0/22", &p, err, sizeof(err));
+	addr_parse("198.18.7.255", &a);
+	CHECK(prefix_contains(&p, &a), "198.18.7.255 in 198.18.4.0/22");
+	addr_parse("198.18.8.0", &a);
+	CHECK(!prefix_contains(&p, &a), "198.18.8.0 not in 198.18.4.0/22");
+	addr_parse("2001:db8::1", &a);
+	CHECK(!prefix_contains(&p, &a), "IPv6 address not in an IPv4 prefix");
+}
+
+TEST_LIST(
+	T(rates_follow_tc),
+	T(sizes_follow_tc),
+	T(bad_values_rejected),
+	T(formats_like_tc),
+	T(prefixes),
+);
+
+int main(int argc, char **argv)
+{
+	return RUN("units");
+}

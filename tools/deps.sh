@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tbctl's build, tests, demo and benchmark need,
+# when missing, and mounts bpffs. Safe to run again: it only acts on what lacks.
+set -euo pipefail
+
+# clang/llvm: compile BPF; bpftool: skeletons; libbpf/libelf/zlib: loader;
+# libjson-c: -j output; iproute2: netns/veth/tc in tests; jq: JSON checks in
+# tests; nftables/iptables: comparators in the benchmark; gnuplot: its charts.
+packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev
+	  iproute2 jq nftables iptables gnuplot-nox util-linux procps)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "deps: missing ${missing[*]}; run as root to install them" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) != bpf_fs ]]; then
+	mount -t bpf bpf /sys/fs/bpf
+fi

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Text for people, or with -j one JSON document (json-c) for programs;
+ * errors in the same shape as the output they replace. */
+#ifndef TB_OUTPUT_H
+#define TB_OUTPUT_H
+
+#include <json-c/json.h>
+#include <linux/types.h>
+
+struct output {
+	int json;
+	int pretty;
+	int verbose;
+	int batch_line;   /* > 0 while running -batch: prefixes errors */
+};
+
+extern struct output out;
+
+void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a document and drop the reference. */
+void out_json(struct json_object *doc);
+void json_add_u64(struct json_object *o, const char *key, __u64 v);
+void json_add_str(struct json_object *o, const char *key, const char *v);
+
+#endif

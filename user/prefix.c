@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Addresses and prefixes as an operator types them. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "prefix.h"
+
+static void clear_host_bits(__u8 *addr, int bytes, int len, bool *changed)
+{
+	for (int i = 0; i < bytes; i++) {
+		int keep = len - i * 8;
+		__u8 mask = keep >= 8 ? 0xff : keep <= 0 ? 0 : (__u8)(0xff << (8 - keep));
+
+		if (addr[i] & ~mask)
+			*changed = true;
+		addr[i] &= mask;
+	}
+}
+
+int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t hl = slash ? (size_t)(slash - s) : strlen(s);
+	bool changed = false;
+	int max;
+
+	memset(p, 0, sizeof(*p));
+	if (!strcmp(s, "default"))
+		return PREFIX_OK;
+	if (hl == 0 || hl >= sizeof(host)) {
+		snprintf(err, errlen, "invalid prefix \"%s\"", s);
+		return PREFIX_BAD;
+	}
+	memcpy(host, s, hl);
+	host[hl] = 0;
+	if (inet_pton(AF_INET, host, p->addr) == 1) {
+		p->family = 4;
+		max = 32;
+	} else if (inet_pton(AF_INET6, host, p->addr) == 1) {
+		p->family = 6;
+		max = 128;
+	} else {
+		snprintf(err, errlen, "invalid address \"%s\"", host);
+		return PREFIX_BAD;
+	}
+	p->len = max;
+	if (slash) {
+		char *end;
+		long n;
+
+		if (!slash[1] || slash[1] == '-' || slash[1] == '+') {
+			snprintf(err, errlen, "invalid prefix length in \"%s\"", s);
+			return PREFIX_BAD;
+		}
+		n = strtol(slash + 1, &end, 10);
+		if (*end || n < 0 || n > max) {
+			snprintf(err, errlen, "invalid prefix length in \"%s\" (0..%d)", s, max);
+			return PREFIX_BAD;
+		}
+		p->len = n;
+	}
+	clear_host_bits(p->addr, max / 8, p->len, &changed);
+	if (changed) {
+		char norm[64];
+
+		prefix_format(p, norm, sizeof(norm));
+		snprintf(err, errlen, "\"%s\" has host bits set, using %s", s, norm);
+		return PREFIX_HOST_BITS;
+	}
+	return PREFIX_OK;
+}
+
+int addr_parse(const char *s, struct tb_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, &a->w[3]) == 1) {
+		a->w[2] = htonl(0xffff);
+		return 0;
+	}
+	return inet_pton(AF_INET6, s, a->w) == 1 ? 0 : -1;
+}
+
+bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b)
+{
+	return a->family == b->family && a->len == b->len &&
+	       !memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16);
+}
+
+void prefix_format(const struct tb_prefix *p, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (!p->family) {
+		snprintf(buf, len, "default");
+		return;
+	}
+	inet_ntop(p->family == 4 ? AF_INET : AF_INET6, p->addr, host, sizeof(host));
+	snprintf(buf, len, "%s/%u", host, p->len);
+}
+
+static bool is_v4(const struct tb_addr *a)
+{
+	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
+}
+
+void addr_format(const struct tb_addr *a, char *buf, size_t len)
+{
+	if (is_v4(a))
+		inet_ntop(AF_INET, &a->w[3], buf, len);
+	else
+		inet_ntop(AF_INET6, a->w, buf, len);
+}
+
+bool prefix_contains(const struct tb_prefix *p, const struct tb_addr *a)
+{
+	const __u8 *bytes;
+	int full, rest;
+
+	if (!p->family)
+		return true;
+	if ((p->family == 4) != is_v4(a))
+		return false;
+	bytes = p->family == 4 ? (const __u8 *)&a->w[3] : (const __u8 *)a->w;
+	full = p->len / 8;
+	rest = p->len % 8;
+	if (memcmp(bytes, p->addr, full))
+		return false;
+	return !rest || !((bytes[full] ^ p->addr[full]) & (0xff << (8 - rest)));
+}

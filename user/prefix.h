@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef TB_PREFIX_H
+#define TB_PREFIX_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "tb_abi.h"
+
+/* A rule's match: an IPv4 or IPv6 prefix, or family 0 for "default". */
+struct tb_prefix {
+	__u8 family;
+	__u8 len;
+	__u8 addr[16];
+};
+
+enum prefix_status {
+	PREFIX_OK,
+	PREFIX_HOST_BITS,   /* parsed, host bits were set and have been cleared */
+	PREFIX_BAD,
+};
+
+/* "default", "A.B.C.D[/N]" or "X:X::X[/N]"; a bare address is a /32 or /128. */
+int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen);
+/* A single address (no length), for show addr. */
+int addr_parse(const char *s, struct tb_addr *a);
+bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b);
+void prefix_format(const struct tb_prefix *p, char *buf, size_t len);
+void addr_format(const struct tb_addr *a, char *buf, size_t len);
+/* Whether address a lies in prefix p (default holds everything). */
+bool prefix_contains(const struct tb_prefix *p, const struct tb_addr *a);
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tbctl's persistent state: bpffs pins, the per-device lock, and reading
+ * the maps back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "tb.skel.h"
+#include "state.h"
+
+/* Pin names, in struct tb_maps order. */
+const char *const tb_map_names[] = {
+	"buckets", "rules", "prefixes_v4", "prefixes_v6", "shared", "locks", "config", "stats",
+};
+const int tb_map_count = sizeof(tb_map_names) / sizeof(tb_map_names[0]);
+
+_Static_assert(sizeof(struct tb_maps) == sizeof(tb_map_names) / sizeof(tb_map_names[0]) * sizeof(int),
+	       "tb_maps and tb_map_names list the same maps");
+
+void maps_from_skel(struct tb *skel, struct tb_maps *m)
+{
+	int *fd = (int *)m;
+
+	for (int i = 0; i < tb_map_count; i++)
+		fd[i] = bpf_object__find_map_fd_by_name(skel->obj, tb_map_names[i]);
+}
+
+void maps_close(struct tb_maps *m)
+{
+	int *fd = (int *)m;
+
+	for (int i = 0; i < tb_map_count; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
+int bpffs_ensure(void)
+{
+	struct statfs st;
+
+	if (!statfs(TB_BPFFS, &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", TB_BPFFS, "bpf", 0, "mode=0700"))
+		return -errno;
+	return 0;
+}
+
+void state_dir(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, dev);
+}
+
+int state_lock(const char *dev)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int state_open(const char *dev, struct tb_maps *m)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int *fd = (int *)m;
+
+	state_dir(dev, dir, sizeof(dir));
+	for (int i = 0; i < tb_map_count; i++)
+		fd[i] = -1;
+	for (int i = 0; i < tb_map_count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		fd[i] = bpf_obj_get(path);
+		if (fd[i] < 0) {
+			int err = -errno;
+
+			maps_close(m);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int state_read_config(const struct tb_maps *m, struct tb_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
+}
+
+int stats_sum(const struct tb_maps *m, struct tb_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_stats *per;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(m->stats, &zero, per)) {
+		err = -errno;
+	} else {
+		for (int c = 0; c < ncpu; c++) {
+			__u64 *dst = (__u64 *)out, *src = (__u64 *)&per[c];
+
+			for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+				dst[i] += src[i];
+		}
+	}
+	free(per);
+	return err;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef TB_STATE_H
+#define TB_STATE_H
+
+#include <limits.h>
+#include "ruleset.h"
+
+/* Everything tbctl keeps lives under TB_PIN_ROOT/DEV: the maps, pinned by
+ * name, so each invocation is stateless and state outlives the CLI. */
+#define TB_PIN_ROOT "/sys/fs/bpf/tbctl"
+#define TB_BPFFS "/sys/fs/bpf"
+/* bpffs holds no regular files, so the per-device lock lives here. */
+#define TB_LOCK_DIR "/run/tbctl"
+
+struct tb;
+
+extern const char *const tb_map_names[];
+extern const int tb_map_count;
+
+void maps_from_skel(struct tb *skel, struct tb_maps *m);
+void maps_close(struct tb_maps *m);
+int bpffs_ensure(void);
+void state_dir(const char *dev, char *buf, size_t len);
+/* Serialise tbctl invocations on one device (flock, released at exit). */
+int state_lock(const char *dev);
+/* Open the pinned maps; -ENOENT when dev is not attached. */
+int state_open(const char *dev, struct tb_maps *m);
+int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
+int stats_sum(const struct tb_maps *m, struct tb_stats *out);
+
+#endif
