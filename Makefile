@@ -9,7 +9,7 @@ BPFTOOL ?= bpftool
 ARCH_INC := -I/usr/include/$(ARCH)-linux-gnu
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror $(ARCH_INC) -Ibpf
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Werror -std=gnu11 -Ibpf -Iuser -I$(BUILD) $(ARCH_INC)
+CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD) $(ARCH_INC)
 LDLIBS  := -lbpf -lelf -lz
 
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -23,7 +23,7 @@ PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
 .PHONY: all deps test unit demo bench clean
-all: $(UNIT) $(PROG)
+all: $(TBCTL) $(UNIT) $(PROG)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@

@@ -140,7 +140,7 @@ struct tb_config {
 	__u8 mode;      /* enum tb_mode */
 	__u8 key;       /* enum tb_key */
 	__u8 attached;
-	__u8 pad;
+	__u8 own_qdisc; /* tbctl created the clsact qdisc, so detach removes it */
 };
 
 /* stats[0], per CPU. */

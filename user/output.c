@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
 #include "output.h"
 
 struct output out;
@@ -54,4 +57,56 @@ void json_add_u64(struct json_object *o, const char *key, __u64 v)
 void json_add_str(struct json_object *o, const char *key, const char *v)
 {
 	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+#define LOG_LINES 64
+static char *log_ring[LOG_LINES];
+static unsigned log_next;
+static char log_partial[1024];
+
+static void log_keep(const char *text)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n'))) {
+		size_t have = strlen(log_partial), add = nl - text;
+
+		if (have + add >= sizeof(log_partial))
+			add = sizeof(log_partial) - have - 1;
+		memcpy(log_partial + have, text, add);
+		log_partial[have + add] = 0;
+		free(log_ring[log_next % LOG_LINES]);
+		log_ring[log_next++ % LOG_LINES] = strdup(log_partial);
+		log_partial[0] = 0;
+		text = nl + 1;
+	}
+	strncat(log_partial, text, sizeof(log_partial) - strlen(log_partial) - 1);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (out.verbose >= 2)
+		fputs(buf, stderr);
+	if (level != LIBBPF_DEBUG)
+		log_keep(buf);
+	return 0;
+}
+
+void out_libbpf_setup(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+void out_libbpf_tail(int lines)
+{
+	unsigned first = log_next > (unsigned)lines ? log_next - lines : 0;
+
+	if (log_next - first > LOG_LINES)
+		first = log_next - LOG_LINES;
+	for (unsigned i = first; i < log_next; i++)
+		if (log_ring[i % LOG_LINES])
+			fprintf(stderr, "  %s\n", log_ring[i % LOG_LINES]);
 }

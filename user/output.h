@@ -20,6 +20,10 @@ void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a document and drop the reference. */
 void out_json(struct json_object *doc);
+/* libbpf's messages: printed live with -v -v; its warnings (the verifier's
+ * log among them) are kept so a failed load can show the last lines. */
+void out_libbpf_setup(void);
+void out_libbpf_tail(int lines);
 void json_add_u64(struct json_object *o, const char *key, __u64 v);
 void json_add_str(struct json_object *o, const char *key, const char *v);
 

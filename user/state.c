@@ -2,6 +2,7 @@
 /* tbctl's persistent state: bpffs pins, the per-device lock, and reading
  * the maps back. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,5 +132,40 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out)
 		}
 	}
 	free(per);
+	return err;
+}
+
+int buckets_foreach(const struct tb_maps *m,
+		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx)
+{
+	enum { CHUNK = 4096 };
+	struct tb_addr *keys = calloc(CHUNK, sizeof(*keys));
+	struct tb_bucket *vals = calloc(CHUNK, sizeof(*vals));
+	__u32 in = 0, out = 0, count;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done && !err) {
+		count = CHUNK;
+		if (bpf_map_lookup_batch(m->buckets, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true;
+		}
+		first = false;
+		in = out;
+		for (__u32 i = 0; i < count && !err; i++)
+			if (fn(&keys[i], &vals[i], ctx))
+				done = true;
+	}
+out:
+	free(keys);
+	free(vals);
 	return err;
 }

@@ -27,5 +27,9 @@ int state_lock(const char *dev);
 int state_open(const char *dev, struct tb_maps *m);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
+/* Call fn for every per-address bucket (batched reads); stops when fn
+ * returns non-zero. Returns 0 or -errno. */
+int buckets_foreach(const struct tb_maps *m,
+		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx);
 
 #endif

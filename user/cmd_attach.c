@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/* attach, detach, status: the program on the device and its pinned maps. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "tb.skel.h"
+#include "output.h"
+#include "state.h"
+#include "tbctl.h"
+
+/* Our tc filter's identity on the clsact hook, so replace and detach find
+ * exactly it and leave other filters alone. */
+#define TB_TC_HANDLE 0x7b1
+#define TB_TC_PRIO 0x7b1
+
+#define MAX_ADDRS_MIN 1024
+#define MAX_ADDRS_MAX (64U << 20)
+
+static int parse_attach(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { 0 } };
+	const char *v;
+	int err = kw_parse("attach", argc, argv, kws, NULL);
+
+	if (err || (err = parse_dev("attach", kw_get(kws, "dev"), a)))
+		return err;
+	v = kw_get(kws, "mode");
+	if (v && (a->mode = choose("attach", "mode", v, mode_names)) < 0)
+		return EXIT_USAGE;
+	v = kw_get(kws, "key");
+	if (v && (a->key = choose("attach", "key", v, key_names)) < 0)
+		return EXIT_USAGE;
+	v = kw_get(kws, "max-addrs");
+	if (v) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*end || !*v || v[0] == '-' || n < MAX_ADDRS_MIN || n > MAX_ADDRS_MAX)
+			return usage_error("attach", "invalid max-addrs \"%s\" (%u..%u)", v,
+					   MAX_ADDRS_MIN, MAX_ADDRS_MAX);
+		a->max_addrs = n;
+	}
+	return 0;
+}
+
+static __u32 xdp_flags(int mode)
+{
+	return mode == TB_MODE_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+}
+
+static void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->sz = sizeof(*h);
+	h->ifindex = ifindex;
+	h->attach_point = mode == TB_MODE_TC_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS;
+}
+
+static void unpin_all(const char *dev)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	state_dir(dev, dir, sizeof(dir));
+	for (int i = 0; i < tb_map_count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+	rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
+}
+
+/* Attach prog_fd, atomically replacing our previous program when there is
+ * one, so no packet passes unpoliced in between. */
+static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace,
+			bool *own_qdisc)
+{
+	if (a->mode == TB_MODE_XDP || a->mode == TB_MODE_XDPGENERIC) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
+		__u32 flags = xdp_flags(a->mode), old_id = 0;
+		int err;
+
+		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id) {
+			xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
+			if (xo.old_prog_fd >= 0)
+				flags |= XDP_FLAGS_REPLACE;
+		}
+		if (!(flags & XDP_FLAGS_REPLACE))
+			flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+		err = bpf_xdp_attach(ifindex, prog_fd, flags, &xo);
+		if (xo.old_prog_fd > 0)
+			close(xo.old_prog_fd);
+		if (err == -EBUSY || err == -EEXIST)
+			out_error("attach dev %s: another XDP program is attached", a->dev);
+		else if (err == -EOPNOTSUPP && a->mode == TB_MODE_XDP)
+			out_error("attach dev %s: the driver has no native XDP (try mode xdpgeneric)", a->dev);
+		else if (err)
+			out_error("attach dev %s: attach XDP program: %s", a->dev, strerror(-err));
+		return err;
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO,
+			    .prog_fd = prog_fd, .flags = replace ? BPF_TC_F_REPLACE : 0);
+		struct bpf_tc_hook hook;
+		int err;
+
+		tc_hook_of(ifindex, a->mode, &hook);
+		err = bpf_tc_hook_create(&hook);
+		if (err && err != -EEXIST) {
+			out_error("attach dev %s: create clsact qdisc: %s", a->dev, strerror(-err));
+			return err;
+		}
+		if (!err)
+			*own_qdisc = true;
+		err = bpf_tc_attach(&hook, &to);
+		if (err) {
+			out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
+			if (*own_qdisc && !replace) {
+				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+				bpf_tc_hook_destroy(&hook);
+			}
+		}
+		return err;
+	}
+}
+
+static int run_attach(const struct cmd_args *a)
+{
+	struct tb_maps old = {}, m;
+	struct tb_config cfg = {};
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	bool existing, own_qdisc = false;
+	struct bpf_map *map;
+	struct tb *skel;
+	int ifindex, err, lock, prog_fd;
+	__u32 zero = 0;
+
+	ifindex = if_nametoindex(a->dev);
+	if (!ifindex) {
+		out_error("attach dev %s: no such device", a->dev);
+		return 1;
+	}
+	err = bpffs_ensure();
+	if (err) {
+		out_error("attach dev %s: bpffs unavailable at %s: %s", a->dev, TB_BPFFS, strerror(-err));
+		return 1;
+	}
+	lock = state_lock(a->dev);
+	if (lock < 0) {
+		out_error("attach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-lock));
+		return 1;
+	}
+	existing = !state_open(a->dev, &old);
+	if (existing) {
+		err = state_read_config(&old, &cfg);
+		maps_close(&old);
+		if (err) {
+			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
+			return 1;
+		}
+		if (cfg.mode != a->mode || cfg.key != a->key) {
+			out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
+				  a->dev, mode_names[cfg.mode], key_names[cfg.key]);
+			return 1;
+		}
+		if (a->max_addrs && a->max_addrs != cfg.max_addrs) {
+			out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
+				  a->dev, cfg.max_addrs);
+			return 1;
+		}
+		if (cfg.ifindex != (__u32)ifindex) {
+			out_error("attach dev %s: pinned state belongs to a device that is gone (ifindex %u); "
+				  "detach first", a->dev, cfg.ifindex);
+			return 1;
+		}
+	}
+
+	skel = tb__open();
+	if (!skel) {
+		out_error("attach dev %s: open BPF object: %s", a->dev, strerror(errno));
+		return 1;
+	}
+	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
+	bpf_map__set_max_entries(skel->maps.buckets,
+				 existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
+	state_dir(a->dev, dir, sizeof(dir));
+	mkdir(TB_PIN_ROOT, 0700);
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		bpf_map__set_pin_path(map, path);
+	}
+	err = tb__load(skel);
+	if (err) {
+		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),
+			  existing ? " (pinned maps from an incompatible build? detach first)" :
+			  out.verbose ? "" : " (-v shows the kernel's log)");
+		if (out.verbose)
+			out_libbpf_tail(20);
+		if (!existing)
+			unpin_all(a->dev);
+		tb__destroy(skel);
+		return 1;
+	}
+	prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
+	maps_from_skel(skel, &m);
+	if (existing) {
+		own_qdisc = cfg.own_qdisc;
+	} else {
+		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
+					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
+	}
+	/* Config first: the new program may see packets the moment it is hooked. */
+	cfg.attached = 1;
+	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY)) {
+		out_error("attach dev %s: write config: %s", a->dev, strerror(errno));
+		err = 1;
+	} else if (hook_program(a, ifindex, prog_fd, existing, &own_qdisc)) {
+		err = 1;
+	} else if (own_qdisc != cfg.own_qdisc) {
+		cfg.own_qdisc = own_qdisc;
+		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
+	}
+	if (err && !existing)
+		unpin_all(a->dev);
+	tb__destroy(skel);
+	return err;
+}
+
+/* Program id on the hook, 0 when none of ours is there. */
+static __u32 hooked_prog(const struct tb_config *cfg)
+{
+	__u32 id = 0;
+
+	if (cfg->mode <= TB_MODE_XDPGENERIC) {
+		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
+			return 0;
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
+		if (bpf_tc_query(&hook, &to))
+			return 0;
+		id = to.prog_id;
+	}
+	return id;
+}
+
+static int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional)
+{
+	struct kw kws[] = { { "dev" }, { 0 } };
+	int err = kw_parse(cmd, argc, argv, kws, NULL);
+
+	if (err)
+		return err;
+	if (optional && !kw_get(kws, "dev"))
+		return 0;
+	return parse_dev(cmd, kw_get(kws, "dev"), a);
+}
+
+static int parse_detach(int argc, char **argv, struct cmd_args *a)
+{
+	return parse_dev_only("detach", argc, argv, a, false);
+}
+
+static int run_detach(const struct cmd_args *a)
+{
+	struct tb_config cfg;
+	struct tb_maps m;
+	__u32 id;
+	int err;
+
+	if (open_attached("detach", a->dev, &m))
+		return 1;
+	err = state_read_config(&m, &cfg);
+	maps_close(&m);
+	if (err) {
+		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	id = if_nametoindex(a->dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
+	if (id && cfg.mode <= TB_MODE_XDPGENERIC) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
+
+		/* REPLACE with the old fd: only our program is taken off. */
+		err = bpf_xdp_detach(cfg.ifindex, xdp_flags(cfg.mode) | XDP_FLAGS_REPLACE, &xo);
+		close(xo.old_prog_fd);
+	} else if (id) {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
+		err = bpf_tc_detach(&hook, &to);
+		if (!err && cfg.own_qdisc) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+	}
+	if (err) {
+		out_error("detach dev %s: remove program: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	unpin_all(a->dev);
+	return 0;
+}
+
+struct status_count {
+	__u64 addrs;
+};
+
+static int count_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	((struct status_count *)ctx)->addrs++;
+	return 0;
+}
+
+static int status_one(const char *dev, struct json_object *arr)
+{
+	static struct ruleset rs;
+	struct status_count cnt = {};
+	struct tb_config cfg;
+	struct tb_maps m;
+	int rules = 0, err;
+	__u32 id;
+
+	err = state_open(dev, &m);
+	if (err) {
+		out_error("status dev %s: %s", dev, err == -ENOENT ? "not attached" : strerror(-err));
+		return 1;
+	}
+	err = state_read_config(&m, &cfg);
+	if (!err)
+		err = ruleset_load(&rs, &m);
+	if (!err)
+		err = buckets_foreach(&m, count_bucket, &cnt);
+	maps_close(&m);
+	if (err) {
+		out_error("status dev %s: read pinned maps: %s", dev, strerror(-err));
+		return 1;
+	}
+	for (int i = 0; i < TB_MAX_RULES; i++)
+		rules += rs.rules[i].in_use;
+	id = if_nametoindex(dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "dev", dev);
+		json_add_u64(o, "ifindex", cfg.ifindex);
+		json_add_str(o, "mode", mode_names[cfg.mode]);
+		json_add_str(o, "key", key_names[cfg.key]);
+		json_object_object_add(o, "attached", json_object_new_boolean(id != 0));
+		json_add_u64(o, "prog_id", id);
+		json_add_u64(o, "rules", rules);
+		json_add_u64(o, "addresses", cnt.addrs);
+		json_add_u64(o, "max_addrs", cfg.max_addrs);
+		json_object_array_add(arr, o);
+	} else {
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked\n", dev,
+		       mode_names[cfg.mode], key_names[cfg.key],
+		       id ? "attached" : "NOT ATTACHED (program gone from the device)",
+		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs);
+	}
+	return 0;
+}
+
+static int parse_status(int argc, char **argv, struct cmd_args *a)
+{
+	return parse_dev_only("status", argc, argv, a, true);
+}
+
+static int run_status(const struct cmd_args *a)
+{
+	struct json_object *arr = json_object_new_array();
+	int err = 0;
+
+	if (bpffs_ensure()) {
+		out_error("status: bpffs unavailable at %s", TB_BPFFS);
+		return 1;
+	}
+	if (a->has_dev) {
+		err = status_one(a->dev, arr);
+	} else {
+		DIR *d = opendir(TB_PIN_ROOT);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.')
+				err |= status_one(e->d_name, arr);
+		if (d)
+			closedir(d);
+	}
+	if (out.json && !err)
+		out_json(arr);
+	else
+		json_object_put(arr);
+	return err;
+}
+
+const struct command cmd_attach = {
+	"attach", parse_attach, run_attach,
+	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N]",
+	false,
+};
+const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true };
+const struct command cmd_status = { "status", parse_status, run_status, "[dev DEV]", false };

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/* show (per-address buckets), stats (global counters), reset. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bucket.h"
+#include "output.h"
+#include "state.h"
+#include "tbctl.h"
+#include "units.h"
+
+static struct ruleset rs;
+
+struct row {
+	char addr[64];
+	int rule;               /* rules[] slot, -1 when no rule matches any more */
+	struct tb_bucket b;
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+	__u32 gen;
+};
+
+static const char *const sort_names[] = { "bytes", "passed", "dropped", NULL };
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The rule an address is charged to now: its cached slot while the rule
+ * set is unchanged, else the longest matching prefix. */
+static int rule_of(const struct tb_addr *a, const struct tb_bucket *b, __u32 gen)
+{
+	int best = -1, best_len = -1;
+	struct tb_prefix p;
+
+	if (b && b->gen == gen && rs.rules[b->rule].in_use)
+		return b->rule;
+	for (int i = 1; i < TB_MAX_RULES; i++) {
+		if (!rs.rules[i].in_use)
+			continue;
+		rule_prefix(&rs.rules[i], &p);
+		if (p.len > best_len && prefix_contains(&p, a)) {
+			best = i;
+			best_len = p.len;
+		}
+	}
+	return best >= 0 ? best : rs.rules[TB_DEFAULT_RULE].in_use ? TB_DEFAULT_RULE : -1;
+}
+
+static int add_row(struct rows *r, const char *addr, int rule, const struct tb_bucket *b)
+{
+	if (r->n == r->cap) {
+		struct row *v = realloc(r->v, (r->cap ? 2 * r->cap : 256) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = r->cap ? 2 * r->cap : 256;
+	}
+	snprintf(r->v[r->n].addr, sizeof(r->v[r->n].addr), "%s", addr);
+	r->v[r->n].rule = rule;
+	r->v[r->n].b = *b;
+	r->n++;
+	return 0;
+}
+
+static int collect(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+{
+	struct rows *r = ctx;
+	char buf[64];
+
+	addr_format(a, buf, sizeof(buf));
+	return add_row(r, buf, rule_of(a, b, r->gen), b);
+}
+
+static int add_shared(const struct tb_maps *m, struct rows *r, int id)
+{
+	struct tb_shared sh;
+	struct tb_prefix p;
+	char buf[64];
+
+	if (bpf_map_lookup_elem_flags(m->shared, &id, &sh, BPF_F_LOCK))
+		return -errno;
+	rule_prefix(&rs.rules[id], &p);
+	prefix_format(&p, buf, sizeof(buf));
+	return add_row(r, buf, id, &sh.b);
+}
+
+static int sort_key;
+
+static __u64 sort_value(const struct row *r)
+{
+	const struct tb_counters *c = &r->b.c;
+
+	switch (sort_key) {
+	case SORT_PASSED: return c->passed_bytes;
+	case SORT_DROPPED: return c->dropped_bytes;
+	}
+	return c->passed_bytes + c->dropped_bytes + c->monitored_bytes;
+}
+
+static int by_value_desc(const void *x, const void *y)
+{
+	__u64 a = sort_value(x), b = sort_value(y);
+
+	return a < b ? 1 : a > b ? -1 : strcmp(((const struct row *)x)->addr, ((const struct row *)y)->addr);
+}
+
+static int parse_show(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { "addr" }, { "top" }, { "sort" }, { 0 } };
+	const char *v;
+	int rc = kw_parse("show", argc, argv, kws, NULL);
+
+	if (rc || (rc = parse_dev("show", kw_get(kws, "dev"), a)))
+		return rc;
+	if ((v = kw_get(kws, "addr"))) {
+		if (addr_parse(v, &a->addr))
+			return usage_error("show", "invalid address \"%s\"", v);
+		a->has_addr = true;
+	}
+	if ((v = kw_get(kws, "top"))) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (!*v || *end || v[0] == '-' || !n || n > 100000000)
+			return usage_error("show", "invalid top \"%s\" (a count from 1)", v);
+		a->top = n;
+	}
+	if ((v = kw_get(kws, "sort")) && (a->sort = choose("show", "sort", v, sort_names)) < 0)
+		return EXIT_USAGE;
+	return 0;
+}
+
+static void print_row(const struct row *r, __u64 now, struct json_object *arr)
+{
+	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
+	const struct tb_counters *c = &r->b.c;
+	int pk = rule && rule->cost == TB_COST_PACKETS;
+	char rname[64] = "-", tok[32] = "-";
+	__u64 tokens = 0;
+
+	if (rule) {
+		struct tb_prefix p;
+
+		rule_prefix(rule, &p);
+		prefix_format(&p, rname, sizeof(rname));
+		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, now, &rule->r) / TB_NANO : rule->burst;
+		format_size(tokens, pk, tok, sizeof(tok));
+	}
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "address", r->addr);
+		json_add_str(o, "rule", rname);
+		json_add_str(o, "scope", rule ? scope_names[rule->scope] : "-");
+		if (rule)
+			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
+		json_add_u64(o, "passed_packets", c->passed_packets);
+		json_add_u64(o, "passed_bytes", c->passed_bytes);
+		json_add_u64(o, "dropped_packets", c->dropped_packets);
+		json_add_u64(o, "dropped_bytes", c->dropped_bytes);
+		json_add_u64(o, "monitored_packets", c->monitored_packets);
+		json_add_u64(o, "monitored_bytes", c->monitored_bytes);
+		json_object_array_add(arr, o);
+		return;
+	}
+	printf("%-40s %-22s %10s %12llu %14llu %12llu %14llu %12llu\n", r->addr, rname, tok,
+	       (unsigned long long)c->passed_packets, (unsigned long long)c->passed_bytes,
+	       (unsigned long long)c->dropped_packets, (unsigned long long)c->dropped_bytes,
+	       (unsigned long long)c->monitored_packets);
+}
+
+static int run_show(const struct cmd_args *a)
+{
+	struct rows rows = {};
+	struct tb_config cfg;
+	struct tb_maps m;
+	__u64 now;
+	int err;
+
+	if (open_attached("show", a->dev, &m))
+		return 1;
+	err = state_read_config(&m, &cfg);
+	if (!err)
+		err = ruleset_load(&rs, &m);
+	rows.gen = cfg.gen;
+	if (!err && a->has_addr) {
+		struct tb_bucket b;
+		int id;
+
+		if (!bpf_map_lookup_elem(m.buckets, &a->addr, &b)) {
+			err = collect(&a->addr, &b, &rows);
+		} else if ((id = rule_of(&a->addr, NULL, cfg.gen)) >= 0 &&
+			   rs.rules[id].scope == TB_SCOPE_SHARED) {
+			err = add_shared(&m, &rows, id);
+		} else {
+			char buf[64];
+
+			addr_format(&a->addr, buf, sizeof(buf));
+			out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
+				  "or reset, or no rule matches)", a->dev, buf);
+			maps_close(&m);
+			return 1;
+		}
+	} else if (!err) {
+		err = buckets_foreach(&m, collect, &rows);
+		for (int i = 0; i < TB_MAX_RULES && !err; i++)
+			if (rs.rules[i].in_use && rs.rules[i].scope == TB_SCOPE_SHARED)
+				err = add_shared(&m, &rows, i);
+	}
+	maps_close(&m);
+	if (err) {
+		out_error("show dev %s: read buckets: %s", a->dev, strerror(-err));
+		free(rows.v);
+		return 1;
+	}
+	sort_key = a->sort;
+	qsort(rows.v, rows.n, sizeof(*rows.v), by_value_desc);
+	if (a->top && rows.n > a->top)
+		rows.n = a->top;
+	now = now_ns();
+	if (!out.json)
+		printf("%-40s %-22s %10s %12s %14s %12s %14s %12s\n", "ADDRESS", "RULE", "TOKENS",
+		       "PASSED_PKTS", "PASSED_BYTES", "DROPPED_PKTS", "DROPPED_BYTES", "MONITORED");
+	{
+		struct json_object *arr = json_object_new_array();
+
+		for (size_t i = 0; i < rows.n; i++)
+			print_row(&rows.v[i], now, arr);
+		if (out.json)
+			out_json(arr);
+		else
+			json_object_put(arr);
+	}
+	free(rows.v);
+	return 0;
+}
+
+static int parse_stats(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { 0 } };
+	int rc = kw_parse("stats", argc, argv, kws, NULL);
+
+	return rc ? rc : parse_dev("stats", kw_get(kws, "dev"), a);
+}
+
+static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	(*(__u64 *)ctx)++;
+	return 0;
+}
+
+static int run_stats(const struct cmd_args *a)
+{
+	static const char *const names[] = {
+		"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
+		"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
+		"nonip_packets", "malformed_packets", "buckets_created",
+	};
+	struct tb_stats s;
+	struct tb_maps m;
+	__u64 tracked = 0, *v = (__u64 *)&s;
+	int err;
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
+		       "a name for every counter");
+	if (open_attached("stats", a->dev, &m))
+		return 1;
+	err = stats_sum(&m, &s);
+	if (!err)
+		err = buckets_foreach(&m, count_one, &tracked);
+	maps_close(&m);
+	if (err) {
+		out_error("stats dev %s: read counters: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "dev", a->dev);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			json_add_u64(o, names[i], v[i]);
+		json_add_u64(o, "addresses_tracked", tracked);
+		out_json(o);
+	} else {
+		printf("%s:\n", a->dev);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			printf("  %-20s %llu\n", names[i], (unsigned long long)v[i]);
+		printf("  %-20s %llu\n", "addresses_tracked", (unsigned long long)tracked);
+	}
+	return 0;
+}
+
+static int parse_reset(int argc, char **argv, struct cmd_args *a)
+{
+	static const char *const what[] = { "counters", "buckets", NULL };
+	struct kw kws[] = { { "dev" }, { 0 } };
+	const char *word = NULL;
+	int rc = kw_parse("reset", argc, argv, kws, &word), w = 0;
+
+	if (rc || (rc = parse_dev("reset", kw_get(kws, "dev"), a)))
+		return rc;
+	if (word && (w = choose("reset", "what", word, what)) < 0)
+		return EXIT_USAGE;
+	a->reset = !word || w == 0 ? RESET_COUNTERS : RESET_BUCKETS;
+	return 0;
+}
+
+struct reset_ctx {
+	const struct tb_maps *m;
+	int what;
+	int err;
+};
+
+/* Per-address buckets cannot share the datapath's lock from user space:
+ * a counter reset rewrites the element, and charges landing in between
+ * are lost from the counters (never from the limit's favour: see README). */
+static int reset_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+{
+	struct reset_ctx *r = ctx;
+	struct tb_bucket nb = *b;
+
+	if (r->what == RESET_BUCKETS) {
+		if (bpf_map_delete_elem(r->m->buckets, k) && errno != ENOENT)
+			r->err = -errno;
+		return r->err;
+	}
+	memset(&nb.c, 0, sizeof(nb.c));
+	if (bpf_map_update_elem(r->m->buckets, k, &nb, BPF_EXIST) && errno != ENOENT)
+		r->err = -errno;
+	return r->err;
+}
+
+static int reset_shared(const struct tb_maps *m, int what)
+{
+	for (int id = 0; id < TB_MAX_RULES; id++) {
+		struct tb_shared sh;
+
+		if (!rs.rules[id].in_use || rs.rules[id].scope != TB_SCOPE_SHARED)
+			continue;
+		if (bpf_map_lookup_elem_flags(m->shared, &id, &sh, BPF_F_LOCK))
+			return -errno;
+		if (what == RESET_BUCKETS)
+			tb_fill(&sh.b.lvl, 0, &rs.rules[id].r);
+		else
+			memset(&sh.b.c, 0, sizeof(sh.b.c));
+		if (bpf_map_update_elem(m->shared, &id, &sh, BPF_F_LOCK))
+			return -errno;
+	}
+	return 0;
+}
+
+static int run_reset(const struct cmd_args *a)
+{
+	struct reset_ctx r;
+	struct tb_maps m;
+	int err;
+
+	if (open_attached("reset", a->dev, &m))
+		return 1;
+	r = (struct reset_ctx){ .m = &m, .what = a->reset };
+	err = ruleset_load(&rs, &m);
+	if (!err)
+		err = buckets_foreach(&m, reset_bucket, &r);
+	if (!err)
+		err = r.err;
+	if (!err)
+		err = reset_shared(&m, a->reset);
+	if (!err && a->reset == RESET_COUNTERS) {
+		int ncpu = libbpf_num_possible_cpus();
+		struct tb_stats *zero = calloc(ncpu > 0 ? ncpu : 1, sizeof(*zero));
+		__u32 key = 0;
+
+		if (!zero || ncpu < 0)
+			err = -ENOMEM;
+		else if (bpf_map_update_elem(m.stats, &key, zero, BPF_ANY))
+			err = -errno;
+		free(zero);
+	}
+	maps_close(&m);
+	if (err) {
+		out_error("reset dev %s: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+const struct command cmd_show = {
+	"show", parse_show, run_show, "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]", true,
+};
+const struct command cmd_stats = { "stats", parse_stats, run_stats, "dev DEV", true };
+const struct command cmd_reset = { "reset", parse_reset, run_reset, "dev DEV [counters|buckets]", true };

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tbctl: global options, the command table, -batch, and the keyword
+ * parsing every command shares. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "output.h"
+#include "state.h"
+#include "tbctl.h"
+
+#define TBCTL_VERSION "0.1.0"
+
+const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress", NULL };
+const char *const key_names[] = { "src", "dst", NULL };
+const char *const cost_names[] = { "bytes", "packets", NULL };
+const char *const action_names[] = { "drop", "monitor", NULL };
+const char *const scope_names[] = { "per-address", "shared", NULL };
+
+static const struct command *const commands[] = {
+	&cmd_attach, &cmd_detach, &cmd_status,
+	&cmd_rule_set, &cmd_rule_del, &cmd_rule_list,
+	&cmd_show, &cmd_stats, &cmd_reset,
+};
+#define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: tbctl [-j|--json] [-p|--pretty] [-v] [-h|--help] [-V|--version] COMMAND ...\n"
+		   "       tbctl [-j] -batch FILE   (FILE - for stdin: one command per line, # comments)\n"
+		   "Commands:\n");
+	for (int i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  tbctl %s %s\n", commands[i]->name, commands[i]->usage);
+	fprintf(f, "RATE as tc: bit/kbit/mbit/gbit (bits/s), bps/kbps/mbps (BYTES/s); pps/kpps in packet mode.\n"
+		   "SIZE as tc: b, k/kb, m/mb, g/gb (bytes, 1024-based); a packet count in packet mode.\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	out_error("%s: %s", cmd, msg);
+	return EXIT_USAGE;
+}
+
+int choose(const char *cmd, const char *what, const char *value, const char *const *choices)
+{
+	char list[256] = "";
+
+	for (int i = 0; choices[i]; i++) {
+		if (!strcmp(value, choices[i]))
+			return i;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "", choices[i]);
+	}
+	usage_error(cmd, "invalid %s \"%s\" (expected %s)", what, value, list);
+	return -1;
+}
+
+int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char **positional)
+{
+	for (int i = 0; i < argc; i++) {
+		struct kw *k = kws;
+
+		while (k->name && strcmp(k->name, argv[i]))
+			k++;
+		if (!k->name) {
+			if (positional && !*positional) {
+				*positional = argv[i];
+				continue;
+			}
+			return usage_error(cmd, "unknown keyword \"%s\"", argv[i]);
+		}
+		if (k->value)
+			return usage_error(cmd, "keyword \"%s\" given twice", k->name);
+		if (i + 1 >= argc)
+			return usage_error(cmd, "keyword \"%s\" needs a value", k->name);
+		k->value = argv[++i];
+	}
+	return 0;
+}
+
+const char *kw_get(const struct kw *kws, const char *name)
+{
+	for (; kws->name; kws++)
+		if (!strcmp(kws->name, name))
+			return kws->value;
+	return NULL;
+}
+
+int parse_dev(const char *cmd, const char *name, struct cmd_args *a)
+{
+	if (!name)
+		return usage_error(cmd, "missing \"dev DEV\"");
+	if (strlen(name) >= sizeof(a->dev) || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return usage_error(cmd, "invalid device name \"%s\"", name);
+	strcpy(a->dev, name);
+	a->has_dev = true;
+	return 0;
+}
+
+int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
+{
+	int err, fd;
+
+	err = bpffs_ensure();
+	if (err) {
+		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, strerror(-err));
+		return 1;
+	}
+	fd = state_lock(dev);
+	if (fd < 0) {
+		out_error("%s dev %s: lock %s: %s", cmd, dev, TB_LOCK_DIR, strerror(-fd));
+		return 1;
+	}
+	err = state_open(dev, m);
+	if (err == -ENOENT) {
+		out_error("%s dev %s: not attached", cmd, dev);
+		return 1;
+	}
+	if (err) {
+		out_error("%s dev %s: open pinned maps: %s", cmd, dev, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* Unique prefixes of command words are accepted, as in ip(8). */
+static int match_word(const char *word, const char *const *names, int n, const char *what)
+{
+	int hit = -1, hits = 0;
+	char list[256] = "";
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(word, names[i]))
+			return i;
+		if (!strncmp(word, names[i], strlen(word))) {
+			hit = i;
+			hits++;
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", hits > 1 ? ", " : "", names[i]);
+		}
+	}
+	if (hits == 1)
+		return hit;
+	if (hits > 1)
+		out_error("ambiguous %s \"%s\": %s", what, word, list);
+	else
+		out_error("unknown %s \"%s\" (try \"tbctl help\")", what, word);
+	return -1;
+}
+
+/* Find the command argv names; *used is how many words it took. */
+static const struct command *find_command(int argc, char **argv, int *used)
+{
+	static const char *const top[] = { "attach", "detach", "status", "rule", "show", "stats", "reset", "help" };
+	static const char *const sub[] = { "set", "del", "list" };
+	int t, s;
+
+	t = match_word(argv[0], top, 8, "command");
+	if (t < 0)
+		return NULL;
+	*used = 1;
+	switch (t) {
+	case 0: return &cmd_attach;
+	case 1: return &cmd_detach;
+	case 2: return &cmd_status;
+	case 4: return &cmd_show;
+	case 5: return &cmd_stats;
+	case 6: return &cmd_reset;
+	case 7: usage(stdout); exit(0);
+	}
+	if (argc < 2) {
+		out_error("rule: missing subcommand (set, del, list)");
+		return NULL;
+	}
+	s = match_word(argv[1], sub, 3, "rule subcommand");
+	if (s < 0)
+		return NULL;
+	*used = 2;
+	return s == 0 ? &cmd_rule_set : s == 1 ? &cmd_rule_del : &cmd_rule_list;
+}
+
+static int parse_command(int argc, char **argv, struct cmd_args *a)
+{
+	const struct command *c;
+	int used = 0;
+
+	memset(a, 0, sizeof(*a));
+	c = find_command(argc, argv, &used);
+	if (!c)
+		return EXIT_USAGE;
+	a->cmd = c;
+	return c->parse(argc - used, argv + used, a);
+}
+
+static int require_root(const struct cmd_args *a)
+{
+	if (geteuid() == 0)
+		return 0;
+	out_error("%s%s%s: permission denied: tbctl needs root (CAP_BPF and CAP_NET_ADMIN)",
+		  a->cmd->name, a->has_dev ? " dev " : "", a->has_dev ? a->dev : "");
+	return 1;
+}
+
+static int run_command(const struct cmd_args *a)
+{
+	return require_root(a) ? 1 : a->cmd->run(a);
+}
+
+/* -batch: every line is parsed, and checked against what the device state
+ * will be when it runs, before the first one runs. */
+#define BATCH_MAX_WORDS 64
+
+struct batch_line {
+	int lineno;
+	int argc;
+	char *argv[BATCH_MAX_WORDS];
+	struct cmd_args a;
+};
+
+static int split_words(char *line, char **argv)
+{
+	int n = 0;
+	char *hash = strchr(line, '#'), *tok, *save;
+
+	if (hash)
+		*hash = 0;
+	for (tok = strtok_r(line, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == BATCH_MAX_WORDS)
+			return -1;
+		argv[n++] = tok;
+	}
+	return n;
+}
+
+/* Whether dev is attached after lines[0..upto) run. */
+static bool attached_at(const struct batch_line *lines, int upto, const char *dev)
+{
+	char dir[PATH_MAX];
+
+	for (int i = upto - 1; i >= 0; i--) {
+		if (strcmp(lines[i].a.dev, dev))
+			continue;
+		if (lines[i].a.cmd == &cmd_attach)
+			return true;
+		if (lines[i].a.cmd == &cmd_detach)
+			return false;
+	}
+	state_dir(dev, dir, sizeof(dir));
+	return access(dir, F_OK) == 0;
+}
+
+/* Whether a rule for p on dev exists after lines[0..upto) run. */
+static bool rule_at(const struct batch_line *lines, int upto, const struct cmd_args *a)
+{
+	static struct ruleset rs;
+	struct tb_maps m;
+	bool found;
+
+	for (int i = upto - 1; i >= 0; i--) {
+		const struct cmd_args *b = &lines[i].a;
+
+		if (strcmp(b->dev, a->dev))
+			continue;
+		if (b->cmd == &cmd_attach || b->cmd == &cmd_detach)
+			return false;
+		if ((b->cmd == &cmd_rule_set || b->cmd == &cmd_rule_del) && prefix_equal(&b->prefix, &a->prefix))
+			return b->cmd == &cmd_rule_set;
+	}
+	if (state_open(a->dev, &m))
+		return false;
+	found = !ruleset_load(&rs, &m) && ruleset_find(&rs, &a->prefix) >= 0;
+	maps_close(&m);
+	return found;
+}
+
+static int run_batch(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct batch_line *lines = NULL;
+	int n = 0, cap = 0, err = 0;
+	char *buf = NULL;
+	size_t blen = 0;
+
+	if (!f) {
+		out_error("batch: open %s: %s", path, strerror(errno));
+		return 1;
+	}
+	for (int lineno = 1; getline(&buf, &blen, f) >= 0; lineno++) {
+		struct batch_line *l;
+		char *copy;
+
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			lines = realloc(lines, cap * sizeof(*lines));
+			if (!lines) {
+				out_error("batch: %s", strerror(ENOMEM));
+				return 1;
+			}
+		}
+		l = &lines[n];
+		copy = strdup(buf);
+		l->lineno = lineno;
+		l->argc = copy ? split_words(copy, l->argv) : -1;
+		out.batch_line = lineno;
+		if (l->argc < 0) {
+			out_error("more than %d words", BATCH_MAX_WORDS);
+			err = EXIT_USAGE;
+			break;
+		}
+		if (!l->argc)
+			continue;
+		err = parse_command(l->argc, l->argv, &l->a);
+		if (err)
+			break;
+		if (l->a.cmd->needs_attached && !attached_at(lines, n, l->a.dev)) {
+			out_error("%s dev %s: not attached", l->a.cmd->name, l->a.dev);
+			err = 1;
+			break;
+		}
+		if (l->a.cmd == &cmd_rule_del && !rule_at(lines, n, &l->a)) {
+			char p[64];
+
+			prefix_format(&l->a.prefix, p, sizeof(p));
+			out_error("rule del dev %s: no rule for %s", l->a.dev, p);
+			err = 1;
+			break;
+		}
+		n++;
+	}
+	free(buf);
+	if (f != stdin)
+		fclose(f);
+	for (int i = 0; i < n && !err; i++) {
+		out.batch_line = lines[i].lineno;
+		err = run_command(&lines[i].a);
+	}
+	out.batch_line = 0;
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	const char *batch = NULL;
+	struct cmd_args a;
+	int i, err;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-j") || !strcmp(o, "--json")) {
+			out.json = 1;
+		} else if (!strcmp(o, "-p") || !strcmp(o, "--pretty")) {
+			out.pretty = 1;
+		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
+			out.verbose++;
+		} else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(o, "-V") || !strcmp(o, "--version")) {
+			printf("tbctl %s (libbpf %s)\n", TBCTL_VERSION, libbpf_version_string());
+			return 0;
+		} else if (!strcmp(o, "-batch") || !strcmp(o, "--batch") || !strcmp(o, "-b")) {
+			if (++i >= argc) {
+				out_error("-batch needs a file name (or - for stdin)");
+				return EXIT_USAGE;
+			}
+			batch = argv[i];
+		} else {
+			out_error("unknown option \"%s\" (try \"tbctl --help\")", o);
+			return EXIT_USAGE;
+		}
+	}
+	out_libbpf_setup();
+	if (batch) {
+		if (i < argc) {
+			out_error("-batch takes no command on the command line");
+			return EXIT_USAGE;
+		}
+		return run_batch(batch);
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	err = parse_command(argc - i, argv + i, &a);
+	return err ? err : run_command(&a);
+}

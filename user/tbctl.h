@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* tbctl's commands: each parses its words into cmd_args without touching
+ * anything (so -batch can check every line first), then runs. */
+#ifndef TBCTL_H
+#define TBCTL_H
+
+#include <stdbool.h>
+#include <net/if.h>
+#include "prefix.h"
+#include "ruleset.h"
+
+#define EXIT_USAGE 2
+
+enum sort_key { SORT_BYTES, SORT_PASSED, SORT_DROPPED };
+enum reset_what { RESET_COUNTERS = 1, RESET_BUCKETS = 2 };
+
+struct cmd_args {
+	const struct command *cmd;
+	char dev[IF_NAMESIZE];
+	bool has_dev;
+	/* attach */
+	int mode;
+	int key;
+	__u32 max_addrs;       /* 0: keep the pinned table's, or the default */
+	/* rule set / del */
+	struct tb_prefix prefix;
+	struct rule_spec spec;
+	/* show */
+	struct tb_addr addr;
+	bool has_addr;
+	unsigned top;
+	int sort;
+	/* reset */
+	int reset;
+};
+
+struct command {
+	const char *name;       /* "rule set" for subcommands */
+	int (*parse)(int argc, char **argv, struct cmd_args *a);
+	int (*run)(const struct cmd_args *a);
+	const char *usage;
+	bool needs_attached;    /* -batch checks the device is attached (or attached earlier in the file) */
+};
+
+/* Keyword arguments, iproute2 style: "dev eth0 rate 10mbit ...". */
+struct kw {
+	const char *name;
+	const char *value;      /* set by kw_parse */
+};
+
+/* Fill kws from argv; a word that is no keyword goes to *positional when
+ * that is given. Errors (unknown, repeated, missing value) are reported
+ * and return EXIT_USAGE. */
+int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char **positional);
+const char *kw_get(const struct kw *kws, const char *name);
+/* Resolve "dev NAME" to a device that exists. */
+int parse_dev(const char *cmd, const char *name, struct cmd_args *a);
+/* Usage error for cmd; returns EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Pick value among choices (exact match); -1 after reporting. */
+int choose(const char *cmd, const char *what, const char *value, const char *const *choices);
+
+/* Open dev's pinned state under its lock; reports and returns 1 on error. */
+int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
+
+extern const char *const mode_names[];
+extern const char *const key_names[];
+extern const char *const cost_names[];
+extern const char *const action_names[];
+extern const char *const scope_names[];
+
+extern const struct command cmd_attach, cmd_detach, cmd_status;
+extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
+extern const struct command cmd_show, cmd_stats, cmd_reset;
+
+#endif
