@@ -20,10 +20,10 @@ USER_HDRS := $(wildcard user/*.h)
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
 PROG    := $(BUILD)/tests/test_prog
-TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
+TOOLS   := $(BUILD)/tbgen
 
 .PHONY: all deps test unit demo bench clean
-all: $(TBCTL) $(UNIT) $(PROG)
+all: $(TBCTL) $(UNIT) $(PROG) $(TOOLS)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@

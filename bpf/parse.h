@@ -27,6 +27,7 @@ enum tb_class {
 	TB_CLASS_IPV4,
 	TB_CLASS_IPV6,
 	TB_CLASS_NONIP,      /* ARP, LLDP, ...: not ours to police */
+	TB_CLASS_ND,         /* IPv6 neighbour discovery: IPv6's ARP, likewise */
 	TB_CLASS_MALFORMED,  /* truncated or inconsistent IP header */
 };
 
@@ -34,6 +35,9 @@ struct vlan_tag {
 	__be16 tci;
 	__be16 proto;
 };
+
+/* linux/in.h would clash with the host's netinet/in.h in unit tests. */
+#define TB_IPPROTO_ICMPV6 58
 
 /* IPv4-mapped prefix ::ffff:0:0/96, third word. */
 #define TB_V4MAPPED_W2 tb_htonl(0x0000ffff)
@@ -95,6 +99,17 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		 * accepting it would let IPv6 packets spend IPv4 buckets. */
 		if (key->w[0] == 0 && key->w[1] == 0 && key->w[2] == TB_V4MAPPED_W2)
 			return TB_CLASS_MALFORMED;
+		/* Router/neighbour solicitations and adverts (ICMPv6 133-137)
+		 * pass like ARP does: dropping them for a host over its limit
+		 * would break its address resolution, and costs far more than
+		 * its excess. Hop limit 255 proves they were not forwarded
+		 * (RFC 4861), so only on-link hosts can send them. */
+		if (ip6->nexthdr == TB_IPPROTO_ICMPV6 && ip6->hop_limit == 255) {
+			const __u8 *type = (const __u8 *)(ip6 + 1);
+
+			if ((const void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)
+				return TB_CLASS_ND;
+		}
 		return TB_CLASS_IPV6;
 	}
 	return TB_CLASS_NONIP;

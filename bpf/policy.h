@@ -149,6 +149,10 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 		st->nonip_packets++;
 		return TB_PASS;
 	}
+	if (cls == TB_CLASS_ND) {
+		st->nd_packets++;
+		return TB_PASS;
+	}
 	if (cls == TB_CLASS_MALFORMED) {
 		st->malformed_packets++;
 		return TB_PASS;

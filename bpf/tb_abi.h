@@ -149,6 +149,7 @@ struct tb_stats {
 	__u64 unmatched_packets;
 	__u64 unmatched_bytes;
 	__u64 nonip_packets;
+	__u64 nd_packets;       /* IPv6 neighbour discovery, passed unpoliced */
 	__u64 malformed_packets;
 	__u64 buckets_created;
 };

@@ -86,6 +86,18 @@ static inline void frame_ipv6(struct frame *f, const char *src, const char *dst,
 	f->len = f->hdr_len + o->payload;
 }
 
+/* An ICMPv6 message of the given type and hop limit (133-137: ND). */
+static inline void frame_icmp6(struct frame *f, const char *src, int type, int hop_limit)
+{
+	struct frame_opts o = { .payload = 24 };
+	struct ipv6hdr *ip6 = (struct ipv6hdr *)(f->b + 14);
+
+	frame_ipv6(f, src, "ff02::1", &o);
+	ip6->nexthdr = IPPROTO_ICMPV6;
+	ip6->hop_limit = hop_limit;
+	f->b[14 + 40] = type;
+}
+
 static inline void frame_arp(struct frame *f)
 {
 	size_t l2 = frame_l2(f->b, 0, ETH_P_ARP);

@@ -270,7 +270,7 @@ static int run_stats(const struct cmd_args *a)
 	static const char *const names[] = {
 		"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
 		"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
-		"nonip_packets", "malformed_packets", "buckets_created",
+		"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
 	};
 	struct tb_stats s;
 	struct tb_maps m;

@@ -62,8 +62,16 @@ void state_dir(const char *dev, char *buf, size_t len)
 
 int state_lock(const char *dev)
 {
+	/* Held until exit; -batch runs many commands on one device, and a
+	 * second flock on a new descriptor would wait for the first forever. */
+	static struct { char dev[64]; int fd; } held[64];
+	static int nheld;
 	char path[PATH_MAX];
 	int fd;
+
+	for (int i = 0; i < nheld; i++)
+		if (!strcmp(held[i].dev, dev))
+			return held[i].fd;
 
 	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
 		return -errno;
@@ -76,6 +84,10 @@ int state_lock(const char *dev)
 
 		close(fd);
 		return err;
+	}
+	if (nheld < (int)(sizeof(held) / sizeof(held[0]))) {
+		snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
+		held[nheld++].fd = fd;
 	}
 	return fd;
 }

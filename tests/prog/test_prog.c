@@ -232,7 +232,7 @@ static void truncated_headers_pass_as_malformed(void)
 	teardown();
 }
 
-static void non_ip_passes_and_is_counted(void)
+static void non_ip_and_neighbour_discovery_pass(void)
 {
 	struct frame f;
 
@@ -242,6 +242,10 @@ static void non_ip_passes_and_is_counted(void)
 	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "ARP frames passed by XDP");
 	CHECK_EQ(pass_count(tc_fd, &f, 5, (__u32)TC_ACT_UNSPEC), 5, "ARP frames passed by tc");
 	CHECK_EQ(totals().nonip_packets, 10, "non-IP count");
+	frame_icmp6(&f, "2001:db8::5", 135, 255);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "neighbour solicitations pass an empty bucket");
+	CHECK_EQ(totals().nd_packets, 5, "neighbour discovery count");
+	CHECK(!has_bucket("2001:db8::5"), "no bucket charged for neighbour discovery");
 	teardown();
 }
 
@@ -520,7 +524,7 @@ TEST_LIST(
 	T(xdp_ipv6_burst_then_drop),
 	T(vlan_tagged_frames_are_policed),
 	T(truncated_headers_pass_as_malformed),
-	T(non_ip_passes_and_is_counted),
+	T(non_ip_and_neighbour_discovery_pass),
 	T(options_and_fragments_are_charged),
 	T(addresses_are_isolated),
 	T(longest_prefix_wins),

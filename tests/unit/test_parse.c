@@ -97,7 +97,25 @@ static void non_ip_passes(void)
 	CHECK_EQ(classify(&f, 60, 0, &a), TB_CLASS_NONIP, "LLDP");
 }
 
+static void neighbour_discovery_is_exempt(void)
+{
+	struct frame f;
+	struct tb_addr a = {};
+
+	for (int type = 133; type <= 137; type++) {
+		frame_icmp6(&f, "2001:db8::5", type, 255);
+		CHECK(classify(&f, f.len, 0, &a) == TB_CLASS_ND, "ICMPv6 type %d, hop limit 255", type);
+	}
+	frame_icmp6(&f, "2001:db8::5", 135, 64);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "a forwarded (hop limit 64) solicitation is charged");
+	frame_icmp6(&f, "2001:db8::5", 128, 255);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "echo request is charged");
+	frame_icmp6(&f, "2001:db8::5", 135, 255);
+	CHECK_EQ(classify(&f, 14 + 40, 0, &a), TB_CLASS_IPV6, "ICMPv6 without its type byte is charged");
+}
+
 TEST_LIST(
+	T(neighbour_discovery_is_exempt),
 	T(ipv4_keys_source_and_destination),
 	T(ipv6_keys_all_128_bits),
 	T(vlan_tags_and_truncations),

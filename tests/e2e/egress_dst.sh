@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# mode tc-egress key dst on the sending host caps what each destination
+# receives, whichever sources it comes from.
+. "$(dirname "$0")/lib.bash"
+setup
+tmp=$(mktemp -d)
+trap 'teardown; rm -rf "$tmp"' EXIT
+
+SEND_S=3
+R=250000; B=20000
+dsts=(198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3)
+
+check "attach tc-egress key dst on the sender" tbs attach dev "$DEV_S" mode tc-egress key dst
+check "rule set" tbs rule set dev "$DEV_S" default rate 2mbit burst $B
+in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) >"$tmp/recv" &
+rpid=$!
+sleep 0.5
+t0=$(now_ms)
+in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]},${SRC6[0]},${SRC6[1]}" --dst "$(IFS=,; echo "${dsts[*]}")" \
+	--seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+t1=$(now_ms)
+wait $rpid
+for d in "${dsts[@]}"; do
+	frame=$FRAME4; [[ $d == *:* ]] && frame=$FRAME6
+	got=$(awk -v d="$d" '$1 == d { print $2 }' "$tmp/recv")
+	got=${got:-0}
+	bytes=$((got * frame))
+	lo=$((R * SEND_S * 9 / 10))
+	hi=$((B + R * (t1 - t0) / 1000 + frame))
+	check "destination $d received $bytes bytes from 2 sources, bound [$lo, $hi]" between $lo $bytes $hi
+	passed=$(show_field "$d" passed_packets tbs "$DEV_S")
+	check "destination $d: tbctl passed $passed, receiver counted $got" [ "$passed" = "$got" ]
+done
+check "no bucket for a source address" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_S $TBCTL show dev $DEV_S addr ${SRC4[0]} >/dev/null 2>&1"
+check "detach" tbs detach dev "$DEV_S"
+check "no clsact qdisc left" bash -c "! tc -n $NS_S qdisc show dev $DEV_S | grep -q clsact"
+summary

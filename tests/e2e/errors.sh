@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Every failure says what was attempted and why, exits 1 (2 for usage),
+# and leaves what was configured untouched.
+. "$(dirname "$0")/lib.bash"
+setup
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'teardown; rm -rf "$tmp"; rm -rf /sys/fs/bpf/tbctl/tby$ID' EXIT
+
+check "attach" tb attach dev "$DEV_R" mode xdp
+check "default rule" tb rule set dev "$DEV_R" default rate 2mbit burst 20000
+check "prefix rule" tb rule set dev "$DEV_R" 198.18.4.0/24 rate 1mbit
+ip -n "$NS_R" link add "tbx$ID" type veth peer name "tbxp$ID"
+ip -n "$NS_R" link add "tby$ID" type veth peer name "tbyp$ID"
+
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; ls /sys/fs/bpf/tbctl; }
+snap=$(state)
+
+# expect_fail CODE PATTERN ARGS...
+expect_fail() {
+	local code=$1 pat=$2 err rc
+	shift 2
+	err=$(tb "$@" 2>&1 >/dev/null)
+	rc=$?
+	check "tbctl $*: exit $code (got $rc)" [ "$rc" = "$code" ]
+	check "tbctl $*: says '$pat' (said: $err)" grep -qF -- "$pat" <<<"$err"
+	check "tbctl $*: state unchanged" [ "$(state)" = "$snap" ]
+}
+
+expect_fail 2 'unknown command "frobnicate"' frobnicate
+expect_fail 2 'ambiguous command "s": status, show, stats' s dev "$DEV_R"
+expect_fail 2 'unknown keyword "colour"' rule set dev "$DEV_R" default rate 1mbit colour red
+expect_fail 2 'keyword "rate" given twice' rule set dev "$DEV_R" default rate 1mbit rate 2mbit
+expect_fail 2 'keyword "burst" needs a value' rule set dev "$DEV_R" default rate 1mbit burst
+expect_fail 2 'unknown unit "mbitz"' rule set dev "$DEV_R" default rate 10mbitz
+expect_fail 2 'invalid rate "-5mbit"' rule set dev "$DEV_R" default rate -5mbit
+expect_fail 2 'rate "0" is zero' rule set dev "$DEV_R" default rate 0
+expect_fail 2 'rate "99999999tbit" is too large' rule set dev "$DEV_R" default rate 99999999tbit
+expect_fail 2 'invalid burst "10kk"' rule set dev "$DEV_R" default rate 1mbit burst 10kk
+expect_fail 2 'burst 1000 is below 1500 bytes' rule set dev "$DEV_R" default rate 1mbit burst 1000
+expect_fail 2 'missing "rate RATE"' rule set dev "$DEV_R" default
+expect_fail 2 'invalid prefix length in "198.18.0.0/33"' rule set dev "$DEV_R" 198.18.0.0/33 rate 1mbit
+expect_fail 2 'invalid address "198.18.0"' rule set dev "$DEV_R" 198.18.0/24 rate 1mbit
+expect_fail 2 'invalid mode "foo"' attach dev "$DEV_R" mode foo
+expect_fail 2 'invalid max-addrs "12x"' attach dev "$DEV_R" max-addrs 12x
+expect_fail 2 'missing "dev DEV"' stats
+expect_fail 1 'attach dev tbnosuch0: no such device' attach dev tbnosuch0
+expect_fail 1 "rule set dev tbx$ID: not attached" rule set dev "tbx$ID" default rate 1mbit
+expect_fail 1 "show dev tbx$ID: not attached" show dev "tbx$ID"
+expect_fail 1 "detach dev tbx$ID: not attached" detach dev "tbx$ID"
+expect_fail 1 "rule del dev $DEV_R: no rule for 198.18.9.0/24" rule del dev "$DEV_R" 198.18.9.0/24
+expect_fail 1 "attached as mode xdp key src; detach first" attach dev "$DEV_R" mode tc-ingress
+expect_fail 1 "the pinned table holds max-addrs 65536" attach dev "$DEV_R" max-addrs 2048
+
+check "unique prefixes run: 'sh', 'ru li'" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL sh dev $DEV_R >/dev/null && nsenter --net=/var/run/netns/$NS_R $TBCTL ru li dev $DEV_R >/dev/null"
+
+# Host bits: normalised with a warning.
+err=$(tb rule set dev "$DEV_R" 198.18.5.7/24 rate 1mbit 2>&1)
+check "host bits: warns ($err)" grep -qF 'has host bits set, using 198.18.5.0/24' <<<"$err"
+check "host bits: rule stored as 198.18.5.0/24" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -q '^198.18.5.0/24 '"
+check "host bits: delete restores the rules" tb rule del dev "$DEV_R" 198.18.5.0/24
+check "state back to the snapshot" [ "$(state)" = "$snap" ]
+
+# -j errors are JSON on stdout.
+js=$(tb -j rule set dev "$DEV_R" default rate 10mbitz 2>/dev/null)
+rc=$?
+check "-j error: exit 2 (got $rc)" [ "$rc" = 2 ]
+check "-j error: JSON on stdout ($js)" bash -c "jq -e '.error | contains(\"unknown unit\")' <<<'$js' >/dev/null"
+
+# Not root.
+cp "$TBCTL" "$tmp/tbctl"
+err=$(nsenter --net=/var/run/netns/"$NS_R" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$tmp/tbctl" stats dev "$DEV_R" 2>&1)
+rc=$?
+check "not root: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "not root: says so ($err)" grep -qF "stats dev $DEV_R: permission denied: tbctl needs root" <<<"$err"
+
+# bpffs unavailable: a private mount namespace where /sys/fs/bpf is gone.
+err=$(unshare -m bash -c "mount -t tmpfs none /sys/fs && exec nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R" 2>&1)
+rc=$?
+check "bpffs unavailable: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "bpffs unavailable: says so ($err)" grep -qF "stats dev $DEV_R: bpffs unavailable at /sys/fs/bpf" <<<"$err"
+check "state unchanged" [ "$(state)" = "$snap" ]
+
+# The kernel refusing the load: a pinned map of another layout in the way.
+mkdir -p "/sys/fs/bpf/tbctl/tby$ID"
+bpftool map create "/sys/fs/bpf/tbctl/tby$ID/buckets" type hash key 16 value 8 entries 16 name buckets
+err=$(tb attach dev "tby$ID" 2>&1)
+rc=$?
+check "refused load: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "refused load: says what was attempted ($err)" grep -qF "attach dev tby$ID: load BPF program and maps:" <<<"$err"
+check "refused load: points at -v" grep -qF -- "-v shows the kernel's log" <<<"$err"
+check "refused load: its own pins removed" [ ! -e "/sys/fs/bpf/tbctl/tby$ID" ]
+mkdir -p "/sys/fs/bpf/tbctl/tby$ID"
+bpftool map create "/sys/fs/bpf/tbctl/tby$ID/buckets" type hash key 16 value 8 entries 16 name buckets
+err=$(tb -v attach dev "tby$ID" 2>&1)
+check "refused load with -v: shows libbpf's and the kernel's last lines" grep -q "reuse pinned map" <<<"$err"
+check "refused load: nothing attached" bash -c "! ip -n $NS_R link show dev tby$ID | grep -q xdp"
+check "state unchanged" [ "$(state)" = "$snap" ]
+
+# -batch checks every line before running any.
+for i in $(seq 1 39); do echo "rule set dev $DEV_R 198.19.$i.0/24 rate 1mbit  # line $i"; done >"$tmp/batch"
+echo "rule set dev $DEV_R default rate 5mbitz" >>"$tmp/batch"
+err=$(tb -batch "$tmp/batch" 2>&1)
+rc=$?
+check "batch with a bad line 40: exit 2 (got $rc)" [ "$rc" = 2 ]
+check "batch: says line 40 ($err)" grep -qF "line 40: rule set: invalid rate \"5mbitz\": unknown unit" <<<"$err"
+check "batch: nothing changed" [ "$(state)" = "$snap" ]
+printf 'rule set dev %s 198.19.1.0/24 rate 1mbit\n\n# comment\nrule del dev %s 198.19.2.0/24\n' "$DEV_R" "$DEV_R" >"$tmp/batch2"
+err=$(tb -batch "$tmp/batch2" 2>&1)
+check "batch: deleting a rule that will not exist fails at line 4 ($err)" grep -qF "line 4: rule del dev $DEV_R: no rule for 198.19.2.0/24" <<<"$err"
+check "batch: nothing changed" [ "$(state)" = "$snap" ]
+sed -i '$d' "$tmp/batch"
+check "a valid batch of 39 lines runs" tb -batch "$tmp/batch"
+check "all 39 rules are there" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 41 ]
+sed 's/rule set/rule del/; s/ rate 1mbit//' "$tmp/batch" | tb -batch -
+check "batch from stdin deleted them" [ "$(state)" = "$snap" ]
+
+# Concurrent invocations serialise on the device lock.
+pids=()
+for i in $(seq 1 16); do tb rule set dev "$DEV_R" "198.19.$i.0/24" rate "${i}mbit" & pids+=($!); done
+wait "${pids[@]}"
+check "16 concurrent rule sets: all 16 stored" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 18 ]
+pids=()
+for i in $(seq 1 16); do tb rule del dev "$DEV_R" "198.19.$i.0/24" & pids+=($!); done
+wait "${pids[@]}"
+check "16 concurrent rule dels: back to the snapshot" [ "$(state)" = "$snap" ]
+summary

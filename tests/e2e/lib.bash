@@ -1,0 +1,93 @@
+# Shared by the end-to-end tests: two network namespaces joined by a veth
+# pair, addresses only from 198.18.0.0/15 and 2001:db8::/32, torn down by a
+# trap; assertions that count into one "N passed, N failed" line.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=${BUILD:-$ROOT/build}
+TBCTL=$B/tbctl
+TBGEN=$B/tbgen
+
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
+summary() { echo "$PASS passed, $FAIL failed"; [[ $FAIL -eq 0 ]]; }
+
+# Unique per run: pins are keyed by device name, so names never collide.
+ID=$$
+NS_S=tbs$ID
+NS_R=tbr$ID
+DEV_S=tbs$ID
+DEV_R=tbr$ID
+SRC4=(198.18.0.10 198.18.0.11 198.18.0.12 198.18.0.13 198.18.0.14 198.18.0.15 198.18.0.16 198.18.0.17)
+SRC6=(2001:db8::10 2001:db8::11 2001:db8::12 2001:db8::13)
+DST4=198.18.0.2
+DST6=2001:db8::2
+PAYLOAD=1000
+FRAME4=$((PAYLOAD + 42))   # Ethernet 14 + IPv4 20 + UDP 8
+FRAME6=$((PAYLOAD + 62))   # Ethernet 14 + IPv6 40 + UDP 8
+
+tb() { nsenter --net=/var/run/netns/$NS_R "$TBCTL" "$@"; }
+tbs() { nsenter --net=/var/run/netns/$NS_S "$TBCTL" "$@"; }
+in_s() { ip netns exec "$NS_S" "$@"; }
+in_r() { ip netns exec "$NS_R" "$@"; }
+
+teardown() {
+	tb detach dev "$DEV_R" >/dev/null 2>&1
+	tbs detach dev "$DEV_S" >/dev/null 2>&1
+	ip netns del "$NS_S" 2>/dev/null
+	ip netns del "$NS_R" 2>/dev/null
+	rm -f /run/tbctl/"$DEV_R".lock /run/tbctl/"$DEV_S".lock
+}
+
+mac_of() { ip -n "$1" -j link show dev "$2" | jq -r '.[0].address'; }
+
+setup() {
+	trap teardown EXIT
+	ip netns add "$NS_S" && ip netns add "$NS_R" || { echo "cannot create namespaces"; exit 1; }
+	ip link add "$DEV_S" netns "$NS_S" type veth peer name "$DEV_R" netns "$NS_R" || exit 1
+	for ns in "$NS_S" "$NS_R"; do
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+		ip -n "$ns" link set lo up
+	done
+	# No link-local addresses: no MLD or router solicitations to count.
+	ip -n "$NS_S" link set "$DEV_S" addrgenmode none
+	ip -n "$NS_R" link set "$DEV_R" addrgenmode none
+	for a in "${SRC4[@]}"; do ip -n "$NS_S" addr add "$a/16" dev "$DEV_S"; done
+	for a in "${SRC6[@]}"; do ip -n "$NS_S" addr add "$a/64" dev "$DEV_S" nodad; done
+	for a in 2 3 4; do ip -n "$NS_R" addr add "198.18.0.$a/16" dev "$DEV_R"; done
+	for a in 2 3; do ip -n "$NS_R" addr add "2001:db8::$a/64" dev "$DEV_R" nodad; done
+	ip -n "$NS_S" link set "$DEV_S" up
+	ip -n "$NS_R" link set "$DEV_R" up
+	# Static neighbours: no ARP or ND packet is charged next to the test's own.
+	local ms mr
+	ms=$(mac_of "$NS_S" "$DEV_S")
+	mr=$(mac_of "$NS_R" "$DEV_R")
+	for a in 198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3; do
+		ip -n "$NS_S" neigh replace "$a" lladdr "$mr" dev "$DEV_S" nud permanent
+	done
+	for a in "${SRC4[@]}" "${SRC6[@]}"; do
+		ip -n "$NS_R" neigh replace "$a" lladdr "$ms" dev "$DEV_R" nud permanent
+	done
+}
+
+# Sum of a per-address counter from "tbctl -j show".
+show_field() { # ADDR FIELD [tb|tbs] [DEV]
+	"${3:-tb}" -j show dev "${4:-$DEV_R}" addr "$1" 2>/dev/null | jq -r ".[0].$2 // 0"
+}
+
+# Integer arithmetic helpers for bounds.
+between() { # LOW VALUE HIGH
+	[[ $1 -le $2 && $2 -le $3 ]]
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# eventually COMMAND...: true once the command succeeds, within 2 s (for
+# state the kernel releases asynchronously, such as a freed program).
+eventually() {
+	for _ in $(seq 20); do "$@" && return 0; sleep 0.1; done
+	return 1
+}

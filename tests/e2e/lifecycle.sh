@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Changes while traffic flows: a new rate applies within a second, a
+# re-attach keeps counters and grants no new burst, and detach leaves no
+# trace on the device, in tc or in bpffs.
+. "$(dirname "$0")/lib.bash"
+setup
+tmp=$(mktemp -d)
+trap 'teardown; rm -rf "$tmp"' EXIT
+S=${SRC4[0]}
+
+passed_bytes() { show_field "$S" passed_bytes; }
+rate_over() { # SECONDS: bytes/s admitted over the next SECONDS
+	local p0 t0 p1 t1
+	p0=$(passed_bytes); t0=$(now_ms)
+	sleep "$1"
+	p1=$(passed_bytes); t1=$(now_ms)
+	echo $(((p1 - p0) * 1000 / (t1 - t0)))
+}
+flood() { # SECONDS
+	in_s "$TBGEN" send --src "$S" --dst "$DST4" --seconds "$1" --size $PAYLOAD >/dev/null &
+	fpid=$!
+}
+
+# A rate change mid-flow.
+check "attach xdp" tb attach dev "$DEV_R" mode xdp
+tb rule set dev "$DEV_R" default rate 1mbit burst 10000
+flood 6
+sleep 1
+before=$(rate_over 1.5)
+check "rate change accepted mid-flow" tb rule set dev "$DEV_R" default rate 4mbit burst 10000
+sleep 1
+after=$(rate_over 1.5)
+wait $fpid
+check "before the change: $before B/s, expected 125000 +-10%" between 112500 "$before" 137500
+check "from 1 s after the change: $after B/s, expected 500000 +-10%" between 450000 "$after" 550000
+
+# A re-attach mid-flow, with a burst large enough that a re-grant shows.
+check "detach" tb detach dev "$DEV_R"
+check "attach tc-ingress" tb attach dev "$DEV_R" mode tc-ingress
+tb rule set dev "$DEV_R" default rate 1mbit burst 200000
+rules_before=$(tb rule list dev "$DEV_R")
+t0=$(now_ms)
+flood 4
+sleep 2
+id_before=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
+count_before=$(show_field "$S" passed_packets)
+check "re-attach mid-flow" tb attach dev "$DEV_R" mode tc-ingress
+id_after=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
+wait $fpid
+t1=$(now_ms)
+count_after=$(show_field "$S" passed_packets)
+bytes=$(passed_bytes)
+check "re-attach swapped the program ($id_before -> $id_after)" [ "$id_before" != "$id_after" ]
+check "counters kept across re-attach ($count_before then $count_after)" [ "$count_after" -ge "$count_before" ]
+check "rules kept across re-attach" [ "$(tb rule list dev "$DEV_R")" = "$rules_before" ]
+hi=$((200000 + 125000 * (t1 - t0) / 1000 + FRAME4))
+check "no burst re-granted: $bytes bytes <= b + r T = $hi" [ "$bytes" -le "$hi" ]
+check "and the limit kept admitting: $bytes >= 0.9 r T + b" [ "$bytes" -ge $((200000 + 125000 * 4 * 9 / 10)) ]
+check "re-attach in another mode is refused" bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R mode xdp 2>/dev/null"
+
+# Detach leaves nothing behind, in every mode.
+for mode in xdp xdpgeneric tc-ingress tc-egress; do
+	tb detach dev "$DEV_R" 2>/dev/null
+	check "$mode: attach" tb attach dev "$DEV_R" mode "$mode"
+	id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
+	check "$mode: detach" tb detach dev "$DEV_R"
+	check "$mode: no XDP program on the link" bash -c "! ip -n $NS_R link show dev $DEV_R | grep -q xdp"
+	check "$mode: no tc filter" [ -z "$(tc -n "$NS_R" filter show dev "$DEV_R" ingress; tc -n "$NS_R" filter show dev "$DEV_R" egress)" ]
+	check "$mode: no clsact qdisc" bash -c "! tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact"
+	check "$mode: no pinned state" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
+	check "$mode: program $id freed" eventually bash -c "! bpftool prog show id $id >/dev/null 2>&1"
+done
+summary

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# What an operator reads: show (addr, top, sort), stats, status, rule list
+# as text and JSON, and reset of counters and of buckets.
+. "$(dirname "$0")/lib.bash"
+setup
+
+check "attach" tb attach dev "$DEV_R" mode xdp max-addrs 4096
+check "default rule" tb rule set dev "$DEV_R" default rate 1mbit burst 10k
+check "faster /32" tb rule set dev "$DEV_R" 198.18.0.11/32 rate 4mbit burst 10k
+check "fastest /32, packet mode" tb rule set dev "$DEV_R" 198.18.0.12 rate 2kpps burst 32 cost packets
+in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]},${SRC4[2]},${SRC6[0]}" --dst "$DST4,$DST6" --seconds 2 >/dev/null
+
+top=$(tb -j show dev "$DEV_R" top 2 sort passed)
+check "top 2 sort passed: two rows" [ "$(jq length <<<"$top")" = 2 ]
+check "top 2 sort passed: heaviest first ($(jq -c 'map(.address)' <<<"$top"))" \
+	[ "$(jq -r 'map(.address) | join(",")' <<<"$top")" = "198.18.0.12,198.18.0.11" ]
+check "sort dropped orders by dropped bytes" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j show dev $DEV_R sort dropped | jq -e '[.[].dropped_bytes] | . == (sort | reverse)' >/dev/null"
+row=$(tb -j show dev "$DEV_R" addr 198.18.0.12)
+check "packet-mode row reports tokens_packets and its rule" \
+	[ "$(jq -r '.[0] | "\(.rule) \(has("tokens_packets"))"' <<<"$row")" = "198.18.0.12/32 true" ]
+row=$(tb -j show dev "$DEV_R" addr 2001:db8::10)
+check "IPv6 row: rule default, tokens_bytes present" [ "$(jq -r '.[0] | "\(.rule) \(has("tokens_bytes"))"' <<<"$row")" = "default true" ]
+# The kernel's own MLD reports (from ::) may add a row besides the test's four.
+check "text show: a header and a row for each test source" \
+	[ "$(tb show dev "$DEV_R" | grep -cE '^(ADDRESS|198\.18\.0\.1[012]|2001:db8::10) ')" = 5 ]
+
+stats=$(tb -j stats dev "$DEV_R")
+sum=$(tb -j show dev "$DEV_R" | jq '[.[].passed_packets] | add')
+check "stats: passed_packets equals the per-address sum ($sum)" [ "$(jq .passed_packets <<<"$stats")" = "$sum" ]
+rows=$(tb -j show dev "$DEV_R" | jq length)
+check "stats: addresses tracked and buckets created match show's $rows rows" \
+	[ "$(jq '"\(.addresses_tracked) \(.buckets_created)"' <<<"$stats")" = "\"$rows $rows\"" ]
+check "stats: every counter present" [ "$(jq 'keys | length' <<<"$stats")" = 14 ]
+check "status: max-addrs 4096" [ "$(tb -j status dev "$DEV_R" | jq '.[0].max_addrs')" = 4096 ]
+check "-p pretty-prints valid JSON" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j -p rule list dev $DEV_R | jq -e 'length == 3' >/dev/null"
+check "rule list in tc's units" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.12/32 rate 2Kpps burst 32pkt cost packets action drop scope per-address'"
+
+tokens=$(show_field 198.18.0.10 tokens_bytes)
+check "reset counters" tb reset dev "$DEV_R" counters
+row=$(tb -j show dev "$DEV_R" addr 198.18.0.10)
+check "reset counters: zeroed" [ "$(jq '.[0] | .passed_packets + .dropped_packets' <<<"$row")" = 0 ]
+check "reset counters: bucket kept" [ "$(jq length <<<"$row")" = 1 ]
+check "reset counters: global stats zeroed" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
+check "reset buckets" tb reset dev "$DEV_R" buckets
+check "reset buckets: no address tracked" [ "$(tb -j stats dev "$DEV_R" | jq .addresses_tracked)" = 0 ]
+check "reset buckets: rules kept" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 3 ]
+summary

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Per-source caps on real UDP floods in each receive mode: 8 IPv4 and 4
+# IPv6 sources, a default rule and a narrower prefix rule; every source
+# ends within [0.9 r T, b + r T + one frame] and tbctl's per-address count
+# equals what the receiver got.
+. "$(dirname "$0")/lib.bash"
+setup
+tmp=$(mktemp -d)
+trap 'teardown; rm -rf "$tmp"' EXIT
+
+SEND_S=3
+R_DEF=250000; B_DEF=20000      # 2mbit, default rule
+R_NAR=125000; B_NAR=15000      # 1mbit, 198.18.0.16/31 and 2001:db8::12/127
+srcs=$(IFS=,; echo "${SRC4[*]},${SRC6[*]}")
+
+narrow() { [[ $1 == 198.18.0.16 || $1 == 198.18.0.17 || $1 == 2001:db8::12 || $1 == 2001:db8::13 ]]; }
+
+for mode in xdp xdpgeneric tc-ingress; do
+	check "$mode: attach" tb attach dev "$DEV_R" mode "$mode"
+	tb rule set dev "$DEV_R" default rate 2mbit burst $B_DEF
+	tb rule set dev "$DEV_R" 198.18.0.16/31 rate 1mbit burst $B_NAR
+	tb rule set dev "$DEV_R" 2001:db8::12/127 rate 1mbit burst $B_NAR
+	in_r "$TBGEN" recv --seconds $((SEND_S + 2)) >"$tmp/recv" &
+	rpid=$!
+	sleep 0.5
+	t0=$(now_ms)
+	in_s "$TBGEN" send --src "$srcs" --dst "$DST4,$DST6" --seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+	t1=$(now_ms)
+	wait $rpid
+	for s in "${SRC4[@]}" "${SRC6[@]}"; do
+		frame=$FRAME4; [[ $s == *:* ]] && frame=$FRAME6
+		r=$R_DEF; b=$B_DEF
+		if narrow "$s"; then r=$R_NAR; b=$B_NAR; fi
+		sent=$(awk -v s="$s" '$1 == s { print $3 }' "$tmp/sent")
+		got=$(awk -v s="$s" '$1 == s { print $2 }' "$tmp/recv")
+		got=${got:-0}
+		bytes=$((got * frame))
+		lo=$((r * SEND_S * 9 / 10))
+		hi=$((b + r * (t1 - t0) / 1000 + frame))
+		check "$mode: $s received $bytes bytes of $((sent * frame)) sent, bound [$lo, $hi]" \
+			between $lo $bytes $hi
+		passed=$(show_field "$s" passed_packets)
+		check "$mode: $s tbctl passed $passed packets, receiver counted $got" [ "$passed" = "$got" ]
+	done
+	dropped=$(tb -j stats dev "$DEV_R" | jq .dropped_packets)
+	check "$mode: the flood was dropped ($dropped packets)" [ "$dropped" -gt 10000 ]
+	check "$mode: detach" tb detach dev "$DEV_R"
+done
+summary
