@@ -20,9 +20,11 @@ USER_HDRS := $(wildcard user/*.h)
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
 PROG    := $(BUILD)/tests/test_prog
-TOOLS   := $(BUILD)/tbgen
+TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
 .PHONY: all deps test unit demo bench clean
+# Keep the BPF objects: the skeletons embed them, tbbench loads them.
+.SECONDARY:
 all: $(TBCTL) $(UNIT) $(PROG) $(TOOLS)
 
 $(BUILD) $(BUILD)/tests:

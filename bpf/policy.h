@@ -124,20 +124,71 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id,
 	return fit || t->monitor ? TB_PASS : TB_DROP;
 }
 
-/* The whole policy for one frame of len bytes. Failing open (pass) on the
- * impossible lookups keeps a broken map from blackholing a link. */
-static __always_inline int tb_police(const void *data, const void *data_end, __u64 len)
+/* Charge one IP packet of len bytes to the bucket of address key. Failing
+ * open (pass) on the impossible lookups keeps a broken map from
+ * blackholing a link. */
+static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
+					  const struct tb_addr *key, int cls, __u64 len, __u64 now)
 {
-	struct tb_addr key = {};
 	struct tb_terms t;
-	struct tb_stats *st;
-	struct tb_config *cfg;
 	struct tb_bucket *b;
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
-	__u32 zero = 0, id, gen, stripe;
-	__u64 now;
-	int cls, fit;
+	__u32 id, gen = cfg->gen, stripe;
+	int fit;
+
+	b = bpf_map_lookup_elem(&buckets, key);
+	if (b && b->gen == gen) {
+		id = b->rule;
+		rule = bpf_map_lookup_elem(&rules, &id);
+		if (rule && !rule->in_use)
+			rule = 0;
+	}
+	if (!rule) {
+		rule = tb_resolve(key, cls, &id);
+		if (!rule) {
+			st->unmatched_packets++;
+			st->unmatched_bytes += len;
+			return TB_PASS;
+		}
+		tb_terms_of(rule, len, &t);
+		if (rule->scope == TB_SCOPE_SHARED)
+			return tb_shared_charge(st, id, &t, now, len);
+		if (!b) {
+			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t.unit };
+
+			tb_fill(&nb.lvl, now, &t.r);
+			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST))
+				st->buckets_created++;
+			b = bpf_map_lookup_elem(&buckets, key);
+			if (!b)
+				return TB_PASS;
+		}
+	} else {
+		tb_terms_of(rule, len, &t);
+	}
+
+	stripe = tb_lock_index(key);
+	lk = bpf_map_lookup_elem(&locks, &stripe);
+	if (!lk)
+		return TB_PASS;
+	bpf_spin_lock(&lk->lock);
+	b->gen = gen;
+	b->rule = id;
+	fit = tb_account(b, &t, now, len);
+	bpf_spin_unlock(&lk->lock);
+	tb_count(st, fit, &t, len);
+	return fit || t.monitor ? TB_PASS : TB_DROP;
+}
+
+/* The whole policy for one frame of len bytes. */
+static __always_inline int tb_police(const void *data, const void *data_end, __u64 len)
+{
+	struct tb_addr key = {};
+	struct tb_stats *st;
+	struct tb_config *cfg;
+	__u32 zero = 0;
+	int cls;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
@@ -157,51 +208,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 		st->malformed_packets++;
 		return TB_PASS;
 	}
-
-	now = bpf_ktime_get_ns();
-	gen = cfg->gen;
-	b = bpf_map_lookup_elem(&buckets, &key);
-	if (b && b->gen == gen) {
-		id = b->rule;
-		rule = bpf_map_lookup_elem(&rules, &id);
-		if (rule && !rule->in_use)
-			rule = 0;
-	}
-	if (!rule) {
-		rule = tb_resolve(&key, cls, &id);
-		if (!rule) {
-			st->unmatched_packets++;
-			st->unmatched_bytes += len;
-			return TB_PASS;
-		}
-		tb_terms_of(rule, len, &t);
-		if (rule->scope == TB_SCOPE_SHARED)
-			return tb_shared_charge(st, id, &t, now, len);
-		if (!b) {
-			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t.unit };
-
-			tb_fill(&nb.lvl, now, &t.r);
-			if (!bpf_map_update_elem(&buckets, &key, &nb, BPF_NOEXIST))
-				st->buckets_created++;
-			b = bpf_map_lookup_elem(&buckets, &key);
-			if (!b)
-				return TB_PASS;
-		}
-	} else {
-		tb_terms_of(rule, len, &t);
-	}
-
-	stripe = tb_lock_index(&key);
-	lk = bpf_map_lookup_elem(&locks, &stripe);
-	if (!lk)
-		return TB_PASS;
-	bpf_spin_lock(&lk->lock);
-	b->gen = gen;
-	b->rule = id;
-	fit = tb_account(b, &t, now, len);
-	bpf_spin_unlock(&lk->lock);
-	tb_count(st, fit, &t, len);
-	return fit || t.monitor ? TB_PASS : TB_DROP;
+	return tb_police_addr(st, cfg, &key, cls, len, bpf_ktime_get_ns());
 }
 
 #endif

@@ -6,9 +6,10 @@
  *       Sends from every source to every destination, round robin, with
  *       sendmmsg; stops after S seconds or N packets per flow, whichever
  *       is first. --pps paces each flow. Prints "src dst packets bytes".
- *   tbgen recv [--port P] [--seconds S] [--by src|dst]
+ *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T]
  *       Counts datagrams per source (or destination) address for S
- *       seconds. Prints "addr packets bytes" (UDP payload bytes).
+ *       seconds. Prints "addr packets bytes" (UDP payload bytes); with
+ *       --every, also "@ t addr packets bytes" per address and interval.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -205,8 +206,19 @@ static void addr_text(const struct sockaddr_in6 *from, struct msghdr *mh, int by
 		inet_ntop(AF_INET6, &a, buf, INET6_ADDRSTRLEN);
 }
 
-static int do_recv(int port, double seconds, int by_dst)
+static void print_interval(double t, struct tally *now, struct tally *prev, int n)
 {
+	for (int i = 0; i < n; i++) {
+		printf("@ %.3f %s %llu %llu\n", t, now[i].addr, now[i].packets - prev[i].packets,
+		       now[i].bytes - prev[i].bytes);
+		prev[i] = now[i];
+	}
+}
+
+static int do_recv(int port, double seconds, int by_dst, double every)
+{
+	static struct tally prev[MAX_FLOWS];
+	double start = now_s(), next = start + every;
 	static struct tally t[MAX_FLOWS];
 	static char bufs[BATCH][2048], ctl[BATCH][256];
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6, .sin6_port = htons(port) }, from[BATCH];
@@ -214,7 +226,7 @@ static int do_recv(int port, double seconds, int by_dst)
 	struct mmsghdr msgs[BATCH];
 	struct timeval tv = { 0, 100000 };
 	int fd, zero = 0, one = 1, rcvbuf = 16 << 20, n = 0;
-	double end = now_s() + seconds;
+	double end = start + seconds;
 
 	fd = socket(AF_INET6, SOCK_DGRAM, 0);
 	if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
@@ -243,6 +255,10 @@ static int do_recv(int port, double seconds, int by_dst)
 			addr_text(&from[i], &msgs[i].msg_hdr, by_dst, a);
 			count_addr(t, &n, a, msgs[i].msg_len);
 		}
+		if (every > 0 && now_s() >= next) {
+			print_interval(next - start, t, prev, n);
+			next += every;
+		}
 	}
 	for (int i = 0; i < n; i++)
 		printf("%s %llu %llu\n", t[i].addr, t[i].packets, t[i].bytes);
@@ -256,17 +272,18 @@ int main(int argc, char **argv)
 		{ "port", required_argument, 0, 'p' }, { "size", required_argument, 0, 'z' },
 		{ "seconds", required_argument, 0, 't' }, { "count", required_argument, 0, 'c' },
 		{ "pps", required_argument, 0, 'r' }, { "by", required_argument, 0, 'b' },
+		{ "every", required_argument, 0, 'e' },
 		{ 0, 0, 0, 0 },
 	};
 	char *src = NULL, *dst = NULL;
 	int port = 9000, size = 1000, by_dst = 0, o;
-	double seconds = 1, pps = 0;
+	double seconds = 1, pps = 0, every = 0;
 	unsigned long long count = ~0ULL;
 
 	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
 		fprintf(stderr, "usage: tbgen send --src A,.. --dst B,.. [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N]\n"
-				"       tbgen recv [--port P] [--seconds S] [--by src|dst]\n");
+				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T]\n");
 		return 2;
 	}
 	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
@@ -279,6 +296,7 @@ int main(int argc, char **argv)
 		case 'c': count = strtoull(optarg, NULL, 10); break;
 		case 'r': pps = atof(optarg); break;
 		case 'b': by_dst = !strcmp(optarg, "dst"); break;
+		case 'e': every = atof(optarg); break;
 		default: return 2;
 		}
 	}
@@ -288,7 +306,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "recv"))
-		return do_recv(port, seconds, by_dst);
+		return do_recv(port, seconds, by_dst, every);
 	if (!src || !dst) {
 		fprintf(stderr, "tbgen send: --src and --dst are required\n");
 		return 2;

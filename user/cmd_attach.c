@@ -209,7 +209,7 @@ static int run_attach(const struct cmd_args *a)
 		return 1;
 	}
 	prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
-	maps_from_skel(skel, &m);
+	maps_from_obj(skel->obj, &m);
 	if (existing) {
 		own_qdisc = cfg.own_qdisc;
 	} else {

@@ -15,7 +15,6 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "tb.skel.h"
 #include "state.h"
 
 /* Pin names, in struct tb_maps order. */
@@ -27,12 +26,12 @@ const int tb_map_count = sizeof(tb_map_names) / sizeof(tb_map_names[0]);
 _Static_assert(sizeof(struct tb_maps) == sizeof(tb_map_names) / sizeof(tb_map_names[0]) * sizeof(int),
 	       "tb_maps and tb_map_names list the same maps");
 
-void maps_from_skel(struct tb *skel, struct tb_maps *m)
+void maps_from_obj(struct bpf_object *obj, struct tb_maps *m)
 {
 	int *fd = (int *)m;
 
 	for (int i = 0; i < tb_map_count; i++)
-		fd[i] = bpf_object__find_map_fd_by_name(skel->obj, tb_map_names[i]);
+		fd[i] = bpf_object__find_map_fd_by_name(obj, tb_map_names[i]);
 }
 
 void maps_close(struct tb_maps *m)

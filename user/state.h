@@ -12,12 +12,13 @@
 /* bpffs holds no regular files, so the per-device lock lives here. */
 #define TB_LOCK_DIR "/run/tbctl"
 
-struct tb;
+struct bpf_object;
 
 extern const char *const tb_map_names[];
 extern const int tb_map_count;
 
-void maps_from_skel(struct tb *skel, struct tb_maps *m);
+/* The policing maps of any object built on bpf/maps.h. */
+void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
 void maps_close(struct tb_maps *m);
 int bpffs_ensure(void);
 void state_dir(const char *dev, char *buf, size_t len);

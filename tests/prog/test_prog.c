@@ -35,7 +35,7 @@ static void setup_key(int key_dst)
 		fprintf(stderr, "load BPF object: %s\n", strerror(errno));
 		exit(2);
 	}
-	maps_from_skel(skel, &m);
+	maps_from_obj(skel->obj, &m);
 	rs = calloc(1, sizeof(*rs));
 	if (!rs || ruleset_load(rs, &m)) {
 		fprintf(stderr, "read rules: %s\n", strerror(errno));

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Benchmark programs (tools/tbbench): reference points for tbctl's cost,
+ * the policing core driven over synthetic addresses, and a kernel-side
+ * traffic generator. Not loaded by tbctl. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "policy.h"
+
+/* The least any per-address policer must do: parse, read the clock, find
+ * the address's state and write it. Same bounded table type as tbctl's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
+	__type(key, struct tb_addr);
+	__type(value, __u64);
+} floor_state SEC(".maps");
+
+SEC("xdp")
+int bench_empty(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+static __always_inline void floor_addr(const struct tb_addr *key, __u64 now)
+{
+	__u64 *v = bpf_map_lookup_elem(&floor_state, key);
+
+	if (v)
+		*v = now;
+	else
+		bpf_map_update_elem(&floor_state, key, &now, BPF_ANY);
+}
+
+SEC("xdp")
+int bench_floor(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct tb_addr key = {};
+	int cls = tb_parse(data, data_end, 0, &key);
+
+	if (cls == TB_CLASS_IPV4 || cls == TB_CLASS_IPV6)
+		floor_addr(&key, bpf_ktime_get_ns());
+	return XDP_PASS;
+}
+
+/* Many addresses: one run visits many_n addresses 2001:db8:0:X::i (X =
+ * i mod 10,000, so 10,000 /64 rules can cover them), in an order that
+ * strides the whole table: i * odd constant mod 2^k is a permutation. */
+const volatile __u32 many_n = 1 << 20;
+const volatile __u8 many_floor = 0;
+
+struct many_ctx {
+	struct tb_stats *st;
+	struct tb_config *cfg;
+};
+
+static long many_step(__u32 i, void *arg)
+{
+	struct many_ctx *c = arg;
+	__u32 j = (i * 2654435761u) & (many_n - 1);
+	struct tb_addr key = { .w = { tb_htonl(0x20010db8), tb_htonl(j % 10000), 0, tb_htonl(j) } };
+	__u64 now = bpf_ktime_get_ns();
+
+	if (many_floor)
+		floor_addr(&key, now);
+	else
+		tb_police_addr(c->st, c->cfg, &key, TB_CLASS_IPV6, 64, now);
+	return 0;
+}
+
+SEC("xdp")
+int bench_many(struct xdp_md *ctx)
+{
+	struct many_ctx c;
+	__u32 zero = 0;
+
+	c.st = bpf_map_lookup_elem(&stats, &zero);
+	c.cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!c.st || !c.cfg)
+		return XDP_ABORTED;
+	bpf_loop(many_n, many_step, &c, 0);
+	return XDP_PASS;
+}
+
+/* Generator, run with BPF_F_TEST_XDP_LIVE_FRAMES over an IPv4/UDP
+ * template: stamp one of gen_sources source addresses (from the
+ * template's) on each frame, fix the IPv4 checksum, and send it out of
+ * gen_ifindex (a veth: the frame arrives at its peer). */
+const volatile __u32 gen_ifindex = 0;
+const volatile __u32 gen_sources = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} gen_seq SEC(".maps");
+
+SEC("xdp")
+int bench_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct iphdr *ip = data + sizeof(struct ethhdr);
+	__u32 zero = 0, *seq = bpf_map_lookup_elem(&gen_seq, &zero), csum = 0;
+	__u16 *w = (__u16 *)ip;
+
+	if (!seq || (void *)(ip + 1) > data_end)
+		return XDP_ABORTED;
+	ip->saddr = tb_htonl((tb_htonl(ip->saddr) & ~0x3ffu) + *seq % gen_sources);
+	(*seq)++;
+	ip->check = 0;
+	for (int i = 0; i < 10; i++)
+		csum += w[i];
+	csum = (csum & 0xffff) + (csum >> 16);
+	csum = (csum & 0xffff) + (csum >> 16);
+	ip->check = ~csum;
+	return bpf_redirect(gen_ifindex, 0);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# make bench: tbctl's benchmarks side by side with nftables meters and
+# iptables hashlimit, on a private pair of network namespaces.
+#   1-4  tbbench micro: per-packet cost, many addresses, contention, memory
+#   5    the same UDP flood against every limiter (kernel-side generator and
+#        a socket sender), per-source admitted bytes against b + r*T
+#   6    admitted rate per second, tbctl next to nft and hashlimit
+# Writes $BENCH_OUT (default bench-results/): results.json, results.md and
+# PNG charts. BENCH_SMOKE=1 runs every section for a moment (make test).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${BUILD:-$ROOT/build}
+OUT=${BENCH_OUT:-$ROOT/bench-results}
+SMOKE=${BENCH_SMOKE:-0}
+
+RATE=62500      # bytes/s per source (500 kbit/s)
+BURST=62500     # bytes; hashlimit refuses a byte burst below one second of rate
+LIMITERS=(none tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress nft hashlimit)
+DRIVERS=(gen socket)
+if [[ $SMOKE == 1 ]]; then
+	SIZES=(64); SOURCES=(16); FLOOD_S=0.5; ACC_S=2; ACC_EVERY=0.5
+	MICRO=(--rounds 3 --repeat 100000 --addrs 65536)
+else
+	SIZES=(64 1400); SOURCES=(1 16 1024); FLOOD_S=2; ACC_S=8; ACC_EVERY=1
+	MICRO=(--rounds 7 --repeat 2000000 --addrs 1048576)
+fi
+
+NS_S=tbbench-s$$; NS_R=tbbench-r$$
+DEV_S=tbbs$$; DEV_R=tbbr$$
+DST=198.19.0.1
+HZ=$(getconf CLK_TCK)
+tmp=$(mktemp -d)
+mkdir -p "$OUT"
+
+cleanup() {
+	nsenter --net=/var/run/netns/$NS_R "$B/tbctl" detach dev $DEV_R >/dev/null 2>&1 || true
+	ip netns del $NS_S 2>/dev/null || true
+	ip netns del $NS_R 2>/dev/null || true
+	rm -rf "$tmp" /run/tbctl/$DEV_R.lock
+}
+trap cleanup EXIT
+
+tb() { nsenter --net=/var/run/netns/$NS_R "$B/tbctl" "$@"; }
+in_s() { ip netns exec $NS_S "$@"; }
+in_r() { ip netns exec $NS_R "$@"; }
+log() { echo "bench: $*" >&2; }
+
+# 1-4: in-kernel micro benchmarks.
+log "micro benchmarks (${MICRO[*]})"
+"$B/tbbench" micro "${MICRO[@]}" >"$tmp/micro.json"
+
+# 5-6: namespaces. 1024 source addresses 198.18.0.0-198.18.3.255.
+ip netns add $NS_S
+ip netns add $NS_R
+ip link add $DEV_S netns $NS_S type veth peer name $DEV_R netns $NS_R
+ip -n $NS_S link set $DEV_S addrgenmode none
+ip -n $NS_R link set $DEV_R addrgenmode none
+for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
+ip -n $NS_R addr add $DST/15 dev $DEV_R
+ip -n $NS_S link set $DEV_S up
+ip -n $NS_R link set $DEV_R up
+# NAPI on the receiving veth, so the generator's frames can land there
+# without an XDP program; and no ARP to compete with the flood.
+in_r ethtool -K $DEV_R gro on >/dev/null
+MAC_R=$(ip -n $NS_R -j link show dev $DEV_R | jq -r '.[0].address')
+ip -n $NS_S neigh replace $DST lladdr "$MAC_R" dev $DEV_S nud permanent
+
+limiter_on() {
+	case $1 in
+	none) ;;
+	tbctl-*)
+		tb attach dev $DEV_R mode "${1#tbctl-}" max-addrs 4096
+		tb rule set dev $DEV_R default rate ${RATE}bps burst $BURST ;;
+	nft)
+		in_r nft -f - <<-EOF
+		table inet tbbench {
+			set meter4 { type ipv4_addr; size 65536; flags dynamic,timeout; timeout 60s; }
+			chain input {
+				type filter hook input priority 0; policy accept;
+				udp dport 9000 update @meter4 { ip saddr limit rate over $RATE bytes/second burst $BURST bytes } counter drop
+			}
+		}
+		EOF
+		;;
+	hashlimit)
+		in_r iptables -A INPUT -p udp --dport 9000 -m hashlimit --hashlimit-name tbbench \
+			--hashlimit-mode srcip --hashlimit-above ${RATE}b/s --hashlimit-burst $BURST \
+			--hashlimit-htable-size 65536 --hashlimit-htable-max 65536 -j DROP ;;
+	esac
+}
+
+limiter_off() {
+	case $1 in
+	tbctl-*) tb detach dev $DEV_R ;;
+	nft) in_r nft delete table inet tbbench ;;
+	hashlimit) in_r iptables -F INPUT ;;
+	esac
+}
+
+dropped() {
+	case $1 in
+	none) echo 0 ;;
+	tbctl-*) tb -j stats dev $DEV_R | jq .dropped_packets ;;
+	nft) in_r nft -j list table inet tbbench | jq '[.nftables[].rule? // empty | .expr[] | .counter? // empty | .packets] | add // 0' ;;
+	hashlimit) in_r iptables -nvxL INPUT | awk 'NR == 3 { print $1 }' ;;
+	esac
+}
+
+rx_packets() { ip -n $NS_R -j -s link show dev $DEV_R | jq '.[0].stats64.rx.packets'; }
+softirq_ticks() { awk '$1 == "cpu" { print $8 }' /proc/stat; }
+sources_list() { for i in $(seq 0 $(($1 - 1))); do printf '198.18.%d.%d,' $((i / 256)) $((i % 256)); done | sed 's/,$//'; }
+
+# run_case LIMITER DRIVER FRAME_BYTES SOURCES SECONDS [--every T]: one flood;
+# prints one JSON object; leaves the receiver's log in $tmp/recv.
+run_case() {
+	local lim=$1 drv=$2 size=$3 n=$4 secs=$5 every=${6:-0}
+	local rx0 rx1 s0 s1 d0 d1 sent ns
+	in_r "$B/tbgen" recv --seconds "$(awk -v s="$secs" 'BEGIN { print s + 1.5 }')" --every "$every" >"$tmp/recv" &
+	local rpid=$!
+	sleep 0.5
+	rx0=$(rx_packets); s0=$(softirq_ticks); d0=$(dropped "$lim")
+	if [[ $drv == gen ]]; then
+		nsenter --net=/var/run/netns/$NS_S "$B/tbbench" gen --dev $DEV_S --dmac "$MAC_R" --src 198.18.0.0 \
+			--sources "$n" --dst $DST --size "$size" --seconds "$secs" >"$tmp/gen"
+		sent=$(jq .sent_packets "$tmp/gen"); ns=$(jq .ns "$tmp/gen")
+	else
+		local t0 t1
+		t0=$(date +%s%N)
+		in_s "$B/tbgen" send --src "$(sources_list "$n")" --dst $DST --size $((size - 42)) --seconds "$secs" >"$tmp/sent"
+		t1=$(date +%s%N)
+		sent=$(awk '{ s += $3 } END { print s + 0 }' "$tmp/sent"); ns=$((t1 - t0))
+	fi
+	rx1=$(rx_packets); s1=$(softirq_ticks); d1=$(dropped "$lim")
+	wait $rpid
+	awk -v lim="$lim" -v drv="$drv" -v size="$size" -v n="$n" -v sent="$sent" -v ns="$ns" \
+		-v rx=$((rx1 - rx0)) -v soft=$((s1 - s0)) -v hz="$HZ" -v drop=$((d1 - d0)) \
+		-v rate=$RATE -v burst=$BURST '
+	$1 != "@" { got[$1] = $2 }
+	END {
+		T = ns / 1e9
+		bound = burst + rate * T + size
+		worst = 0; over = 0; sum = 0; k = 0
+		for (a in got) {
+			r = got[a] * size / bound
+			if (r > worst) worst = r
+			if (r > 1) over++
+			sum += r; k++
+		}
+		soft_ns = soft * 1e9 / hz
+		printf "{\"limiter\":\"%s\",\"driver\":\"%s\",\"frame_bytes\":%d,\"sources\":%d,", lim, drv, size, n
+		printf "\"seconds\":%.3f,\"offered_pps\":%.0f,\"handled_pps\":%.0f,\"dropped_packets\":%d,", T, sent / T, rx / T, drop
+		printf "\"softirq_ns_per_packet\":%.1f,\"softirq_ns_per_drop\":%s,", rx ? soft_ns / rx : 0, drop ? sprintf("%.1f", soft_ns / drop) : "null"
+		printf "\"sources_seen\":%d,\"bound_bytes_per_source\":%.0f,", k, bound
+		printf "\"worst_admitted_over_bound\":%.4f,\"mean_admitted_over_bound\":%.4f,\"sources_over_bound\":%d}\n", worst, k ? sum / k : 0, over
+	}' "$tmp/recv"
+}
+
+: >"$tmp/flood.jsonl"
+for lim in "${LIMITERS[@]}"; do
+	limiter_on "$lim"
+	for drv in "${DRIVERS[@]}"; do
+		for size in "${SIZES[@]}"; do
+			for n in "${SOURCES[@]}"; do
+				log "flood: $lim, $drv, $size-byte frames, $n sources"
+				run_case "$lim" "$drv" "$size" "$n" $FLOOD_S >>"$tmp/flood.jsonl"
+			done
+		done
+	done
+	limiter_off "$lim"
+done
+
+# 6: four sources of 1400-byte frames, admitted bytes per interval.
+: >"$tmp/accuracy.jsonl"
+for lim in tbctl-xdp nft hashlimit; do
+	limiter_on "$lim"
+	log "accuracy over time: $lim"
+	run_case "$lim" gen 1400 4 $ACC_S $ACC_EVERY >/dev/null
+	awk -v lim="$lim" -v every=$ACC_EVERY '$1 == "@" {
+		printf "{\"limiter\":\"%s\",\"t\":%.3f,\"source\":\"%s\",\"bytes_per_sec\":%.0f}\n", lim, $2, $3, $4 * 1400 / every
+	}' "$tmp/recv" >>"$tmp/accuracy.jsonl"
+	limiter_off "$lim"
+done
+
+jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" \
+	--slurpfile acc "$tmp/accuracy.jsonl" --argjson rate $RATE --argjson burst $BURST --arg smoke "$SMOKE" '
+	def ratio(a; b): if b > 0 then a / b else null end;
+	def flood(l; d; s; n): first($flood[] | select(.limiter == l and .driver == d and .frame_bytes == s and .sources == n));
+	($micro[0]) as $m
+	| ($flood | map(.frame_bytes) | min) as $s
+	| ($flood | map(.sources) | map(select(. >= 16)) | min // ($flood | map(.sources) | max)) as $n
+	| {
+		smoke: ($smoke == "1"),
+		rate_bytes_per_sec: $rate, burst_bytes: $burst,
+		micro: $m, flood: $flood, accuracy: $acc,
+		targets: [
+			{ name: "hot address: tbctl XDP <= 1.15 x floor",
+			  ratio: ratio($m.per_packet.xdp_v4_pass_ns; $m.per_packet.floor_v4_ns), limit: 1.15 },
+			{ name: "many addresses: tbctl <= 1.15 x floor over the same keys",
+			  ratio: ratio($m.many_addresses.tbctl_ns; $m.many_addresses.floor_ns), limit: 1.15 },
+			{ name: "10,000 rules <= 1.05 x one rule (many addresses)",
+			  ratio: ratio($m.many_addresses.tbctl_10k_rules_ns; $m.many_addresses.tbctl_ns), limit: 1.05 },
+			{ name: "10,000 rules <= 1.05 x one rule (hot address)",
+			  ratio: ratio($m.per_packet.xdp_v6_pass_10k_rules_ns; $m.per_packet.xdp_v6_pass_ns), limit: 1.05 },
+			{ name: "two CPUs on one address: per-thread cost <= 1.3 x one CPU",
+			  ratio: ratio($m.contention.two_cpus_ns_per_thread; $m.contention.one_cpu_ns), limit: 1.3 },
+			{ name: "two CPUs on one address: admitted <= b + r*T",
+			  ratio: ratio($m.contention.two_cpus_passed_bytes; $m.contention.two_cpus_bound_bytes), limit: 1 },
+			{ name: "kernel memory per tracked address <= 128 bytes (1M table)",
+			  ratio: ratio($m.memory.one_million.bytes_per_address; 128), limit: 1 },
+			{ name: "flood (generator): tbctl XDP handles >= 3 x the packets/s of nft",
+			  ratio: ratio(3 * flood("nft"; "gen"; $s; $n).handled_pps; flood("tbctl-xdp"; "gen"; $s; $n).handled_pps), limit: 1 },
+			{ name: "flood (generator): tbctl XDP handles >= 3 x the packets/s of hashlimit",
+			  ratio: ratio(3 * flood("hashlimit"; "gen"; $s; $n).handled_pps; flood("tbctl-xdp"; "gen"; $s; $n).handled_pps), limit: 1 },
+			{ name: "flood (generator): tbctl XDP softirq per drop <= 1/3 of nft",
+			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("nft"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
+			{ name: "flood (generator): tbctl XDP softirq per drop <= 1/3 of hashlimit",
+			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("hashlimit"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
+			{ name: "accuracy: every tbctl source in every run admitted <= b + r*T",
+			  ratio: ([$flood[] | select(.limiter | startswith("tbctl")) | .worst_admitted_over_bound] | max), limit: 1 }
+		] | map(. + { met: (.ratio != null and .ratio <= .limit) })
+	}' >"$OUT/results.json"
+
+# Markdown, to stdout and results.md.
+jq -r '
+	def f(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
+	"## Per-packet cost (BPF_PROG_TEST_RUN, 64-byte frames, median ns)\n",
+	"| program | IPv4 | IPv6 |", "|---|---|---|",
+	"| empty XDP | \(.micro.per_packet.empty_xdp_ns) | |",
+	"| floor (parse, clock, one hash lookup and write) | \(.micro.per_packet.floor_v4_ns) | \(.micro.per_packet.floor_v6_ns) |",
+	"| tbctl XDP, under the limit | \(.micro.per_packet.xdp_v4_pass_ns) | \(.micro.per_packet.xdp_v6_pass_ns) |",
+	"| tbctl XDP, over the limit | \(.micro.per_packet.xdp_v4_drop_ns) | \(.micro.per_packet.xdp_v6_drop_ns) |",
+	"| tbctl tc, under the limit | \(.micro.per_packet.tc_v4_pass_ns) | \(.micro.per_packet.tc_v6_pass_ns) |",
+	"| tbctl tc, over the limit | \(.micro.per_packet.tc_v4_drop_ns) | \(.micro.per_packet.tc_v6_drop_ns) |",
+	"| tbctl XDP, 10,000 rules installed | | \(.micro.per_packet.xdp_v6_pass_10k_rules_ns) |",
+	"\n## \(.micro.many_addresses.addresses) live addresses, cache-hostile order (ns per packet)\n",
+	"| floor | tbctl, 1 rule | tbctl, 10,000 rules |", "|---|---|---|",
+	"| \(f(.micro.many_addresses.floor_ns)) | \(f(.micro.many_addresses.tbctl_ns)) | \(f(.micro.many_addresses.tbctl_10k_rules_ns)) |",
+	"\n## Contention: one address (ns per packet per thread)\n",
+	"| one CPU | two CPUs | admitted bytes (two CPUs) | b + r*T | packets sent / counted |", "|---|---|---|---|---|",
+	"| \(.micro.contention.one_cpu_ns) | \(.micro.contention.two_cpus_ns_per_thread) | \(.micro.contention.two_cpus_passed_bytes) | \(.micro.contention.two_cpus_bound_bytes) | \(.micro.contention.two_cpus_sent_packets) / \(.micro.contention.two_cpus_counted_packets) |",
+	"\n## Memory (kernel accounting of the per-address table)\n",
+	"| max-addrs | table bytes | bytes per address | other maps |", "|---|---|---|---|",
+	(.micro.memory[] | "| \(.max_addrs) | \(.table_bytes) | \(f(.bytes_per_address)) | \(.other_maps_bytes) |"),
+	"\n## The same flood, per-source cap \(.rate_bytes_per_sec) B/s, burst \(.burst_bytes) B\n",
+	"| limiter | driver | frame | sources | offered pps | handled pps | softirq ns/pkt | softirq ns/drop | admitted/bound worst (mean) | sources over |",
+	"|---|---|---|---|---|---|---|---|---|---|",
+	(.flood[] | "| \(.limiter) | \(.driver) | \(.frame_bytes) | \(.sources) | \(.offered_pps) | \(.handled_pps) | \(f(.softirq_ns_per_packet)) | \(f(.softirq_ns_per_drop)) | \(f(.worst_admitted_over_bound)) (\(f(.mean_admitted_over_bound))) | \(.sources_over_bound)/\(.sources_seen) |"),
+	"\n## Targets\n",
+	"| target | measured ratio | limit | |", "|---|---|---|---|",
+	(.targets[] | "| \(.name) | \(f(.ratio)) | \(.limit) | \(if .met then "met" else "MISSED" end) |")
+' "$OUT/results.json" | tee "$OUT/results.md"
+
+# Charts.
+jq -r '.flood[] | select(.driver == "gen") | "\(.limiter)-\(.frame_bytes)B-\(.sources)src \(.handled_pps) \(.softirq_ns_per_packet)"' \
+	"$OUT/results.json" >"$tmp/flood.dat"
+jq -r '.accuracy[] | "\(.limiter) \(.t) \(.bytes_per_sec)"' "$OUT/results.json" |
+	awk '{ s[$1" "$2] += $3; c[$1" "$2]++ } END { for (k in s) print k, s[k] / c[k] * 8 / 1e6 }' |
+	sort -k1,1 -k2,2n >"$tmp/acc.dat"
+for lim in tbctl-xdp nft hashlimit; do awk -v l=$lim '$1 == l { print $2, $3 }' "$tmp/acc.dat" >"$tmp/acc-$lim.dat"; done
+gnuplot <<EOF
+set terminal pngcairo size 1200,600
+set output "$OUT/flood.png"
+set multiplot layout 1,2 title "Same flood, kernel-side generator"
+set style data histograms
+set style fill solid 0.8
+set xtics rotate by -45 font ",8"
+set title "packets/s handled by the receiver"
+plot "$tmp/flood.dat" using 2:xtic(1) notitle
+set title "softirq ns per packet"
+plot "$tmp/flood.dat" using 3:xtic(1) notitle lc rgb "#cc4444"
+unset multiplot
+set output "$OUT/accuracy.png"
+set terminal pngcairo size 900,500
+set title "Admitted rate per source over time (mean of 4 sources; cap $((RATE * 8 / 1000)) kbit/s)"
+set xlabel "seconds since the receiver started (traffic from 0.5 s)"
+set ylabel "Mbit/s"
+set key top right
+set style data linespoints
+plot "$tmp/acc-tbctl-xdp.dat" title "tbctl xdp", "$tmp/acc-nft.dat" title "nft meter", \
+     "$tmp/acc-hashlimit.dat" title "hashlimit", $((RATE * 8)) / 1e6 title "configured" with lines dt 2
+EOF
+log "wrote $OUT/results.json, results.md, flood.png, accuracy.png"

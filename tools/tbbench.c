@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tbbench: tbctl's in-kernel benchmarks, printed as one JSON document.
+ *
+ *   tbbench micro [--rounds R] [--repeat N] [--addrs K]
+ *       Per-packet cost under BPF_PROG_TEST_RUN (median of R rounds of N
+ *       runs, 64-byte frames) next to an empty program and a floor
+ *       program; K addresses (a power of two) in a cache-hostile order;
+ *       10,000 rules against 1; two CPUs on one address; map memory.
+ *   tbbench gen --dev DEV --dmac MAC --src A --sources S --dst B
+ *               --size BYTES --seconds T [--count N]
+ *       Kernel-side traffic generator: live frames of BYTES (Ethernet,
+ *       IPv4, UDP) from S source addresses, sent out of DEV by XDP for T
+ *       seconds (or N frames). Prints frames sent and ns taken.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "tb.skel.h"
+#include "bench.skel.h"
+#include "bucket.h"
+#include "output.h"
+#include "state.h"
+#include "../tests/packets.h"
+
+static int rounds = 7;
+static __u32 repeat = 2000000;
+static __u32 many = 1 << 20;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tbbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median over rounds of the kernel's average ns per run; divided by
+ * per_run when one run handles that many packets. */
+static double cost_ns(int fd, const struct frame *f, __u32 reps, double per_run)
+{
+	double v[64];
+
+	for (int r = 0; r < rounds; r++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .repeat = reps);
+
+		if (bpf_prog_test_run_opts(fd, &o))
+			die("BPF_PROG_TEST_RUN");
+		v[r] = o.duration / per_run;
+	}
+	qsort(v, rounds, sizeof(v[0]), cmp_double);
+	return v[rounds / 2];
+}
+
+static void set_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 burst)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst };
+	struct tb_prefix p;
+	char err[128];
+
+	if (prefix_parse(prefix, &p, err, sizeof(err)) != PREFIX_OK || ruleset_set(rs, &p, &s) < 0) {
+		fprintf(stderr, "tbbench: rule %s: %s\n", prefix, err);
+		exit(1);
+	}
+}
+
+/* 10,000 rules: the default plus 9,999 IPv6 /64s, 2001:db8:0:X::/64. */
+static void many_rules(struct ruleset *rs, __u64 rate, __u64 burst)
+{
+	char p[64];
+
+	for (int x = 1; x < 10000; x++) {
+		snprintf(p, sizeof(p), "2001:db8:0:%x::/64", x);
+		set_rule(rs, p, rate, burst);
+	}
+}
+
+static struct ruleset *ruleset_of(struct bpf_object *obj)
+{
+	struct ruleset *rs = calloc(1, sizeof(*rs));
+	struct tb_maps m;
+
+	maps_from_obj(obj, &m);
+	if (!rs || ruleset_load(rs, &m))
+		die("read rules");
+	return rs;
+}
+
+static struct tb *load_tb(void)
+{
+	struct tb *t = tb__open_and_load();
+
+	if (!t)
+		die("load tb object");
+	return t;
+}
+
+static __u64 memlock_of(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		die("read fdinfo");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void per_packet(struct json_object *doc)
+{
+	struct bench *b = bench__open_and_load();
+	struct tb *t = load_tb(), *t10k = load_tb();
+	struct ruleset *rs = ruleset_of(t->obj), *rs10k = ruleset_of(t10k->obj);
+	struct frame v4, v6;
+	struct json_object *o = json_object_new_object();
+	int xdp = bpf_program__fd(t->progs.tb_xdp), tc = bpf_program__fd(t->progs.tb_tc);
+	double empty, floor_v4;
+
+	if (!b)
+		die("load bench object");
+	frame_ipv4_len(&v4, "198.18.0.1", 64);
+	frame_ipv6_len(&v6, "2001:db8::1", 78);   /* the shortest IPv6/UDP frame */
+
+	empty = cost_ns(bpf_program__fd(b->progs.bench_empty), &v4, repeat, 1);
+	floor_v4 = cost_ns(bpf_program__fd(b->progs.bench_floor), &v4, repeat, 1);
+	json_object_object_add(o, "empty_xdp_ns", json_object_new_double(empty));
+	json_object_object_add(o, "floor_v4_ns", json_object_new_double(floor_v4));
+	json_object_object_add(o, "floor_v6_ns",
+			       json_object_new_double(cost_ns(bpf_program__fd(b->progs.bench_floor), &v6, repeat, 1)));
+
+	/* Under the limit: a rule no packet can exhaust. */
+	set_rule(rs, "default", TB_RATE_MAX, TB_BURST_MAX);
+	json_object_object_add(o, "xdp_v4_pass_ns", json_object_new_double(cost_ns(xdp, &v4, repeat, 1)));
+	json_object_object_add(o, "xdp_v6_pass_ns", json_object_new_double(cost_ns(xdp, &v6, repeat, 1)));
+	json_object_object_add(o, "tc_v4_pass_ns", json_object_new_double(cost_ns(tc, &v4, repeat, 1)));
+	json_object_object_add(o, "tc_v6_pass_ns", json_object_new_double(cost_ns(tc, &v6, repeat, 1)));
+
+	set_rule(rs10k, "default", TB_RATE_MAX, TB_BURST_MAX);
+	many_rules(rs10k, TB_RATE_MAX, TB_BURST_MAX);
+	json_object_object_add(o, "xdp_v6_pass_10k_rules_ns",
+			       json_object_new_double(cost_ns(bpf_program__fd(t10k->progs.tb_xdp), &v6, repeat, 1)));
+
+	/* Over the limit: 1 byte/s after a 1500-byte burst drops nearly all. */
+	set_rule(rs, "default", 1, 1500);
+	json_object_object_add(o, "xdp_v4_drop_ns", json_object_new_double(cost_ns(xdp, &v4, repeat, 1)));
+	json_object_object_add(o, "xdp_v6_drop_ns", json_object_new_double(cost_ns(xdp, &v6, repeat, 1)));
+	json_object_object_add(o, "tc_v4_drop_ns", json_object_new_double(cost_ns(tc, &v4, repeat, 1)));
+	json_object_object_add(o, "tc_v6_drop_ns", json_object_new_double(cost_ns(tc, &v6, repeat, 1)));
+	json_object_object_add(doc, "per_packet", o);
+	tb__destroy(t);
+	tb__destroy(t10k);
+	bench__destroy(b);
+	free(rs);
+	free(rs10k);
+}
+
+/* K live addresses visited by bpf_loop in one run; returns ns/address. */
+static double many_cost(int floor, int ten_k_rules, __u64 *created)
+{
+	struct bench *b = bench__open();
+	struct ruleset *rs;
+	struct frame f;
+	double ns;
+
+	if (!b)
+		die("open bench object");
+	b->rodata->many_n = many;
+	b->rodata->many_floor = floor;
+	bpf_map__set_max_entries(b->maps.buckets, 2 * many);
+	bpf_map__set_max_entries(b->maps.floor_state, 2 * many);
+	if (bench__load(b))
+		die("load bench object");
+	rs = ruleset_of(b->obj);
+	set_rule(rs, "default", TB_RATE_MAX, TB_BURST_MAX);
+	if (ten_k_rules)
+		many_rules(rs, TB_RATE_MAX, TB_BURST_MAX);
+	frame_ipv4_len(&f, "198.18.0.1", 64);
+	/* The first pass creates every address's state; then time hits. */
+	cost_ns(bpf_program__fd(b->progs.bench_many), &f, 1, many);
+	ns = cost_ns(bpf_program__fd(b->progs.bench_many), &f, 1, many);
+	if (created) {
+		struct tb_stats s;
+
+		stats_sum(&rs->m, &s);
+		*created = s.buckets_created;
+	}
+	bench__destroy(b);
+	free(rs);
+	return ns;
+}
+
+static void many_addresses(struct json_object *doc)
+{
+	struct json_object *o = json_object_new_object();
+	__u64 created = 0;
+
+	json_add_u64(o, "addresses", many);
+	json_object_object_add(o, "floor_ns", json_object_new_double(many_cost(1, 0, NULL)));
+	json_object_object_add(o, "tbctl_ns", json_object_new_double(many_cost(0, 0, &created)));
+	json_add_u64(o, "tbctl_buckets_created", created);
+	json_object_object_add(o, "tbctl_10k_rules_ns", json_object_new_double(many_cost(0, 1, NULL)));
+	json_object_object_add(doc, "many_addresses", o);
+}
+
+struct racer {
+	int cpu, fd;
+	const struct frame *f;
+	double ns;
+	int err;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	cpu_set_t set;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = r->f->b, .data_size_in = r->f->len, .repeat = repeat);
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	r->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (!r->err && bpf_prog_test_run_opts(r->fd, &o))
+		r->err = errno;
+	r->ns = o.duration;
+	return NULL;
+}
+
+/* One or two threads on one address; returns ns/packet/thread and fills
+ * passed bytes and the b + r*T bound. */
+static double race_cost(int threads, __u64 *passed, __u64 *bound, __u64 *sent, __u64 *counted)
+{
+	const __u64 rate = 100000000, burst = 10000;
+	struct tb *t = load_tb();
+	struct ruleset *rs = ruleset_of(t->obj);
+	struct racer r[2];
+	pthread_t th[2];
+	struct tb_bucket bk = {};
+	struct tb_addr a;
+	struct frame f;
+	__u64 t0, t1;
+	double ns = 0;
+
+	set_rule(rs, "default", rate, burst);
+	frame_ipv4_len(&f, "198.18.0.1", 100);
+	for (int i = 0; i < threads; i++) {
+		r[i] = (struct racer){ .cpu = i, .fd = bpf_program__fd(t->progs.tb_xdp), .f = &f };
+		pthread_create(&th[i], NULL, race, &r[i]);
+	}
+	t0 = mono_ns();
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		if (r[i].err)
+			die("test run thread");
+		ns += r[i].ns / threads;
+	}
+	t1 = mono_ns();
+	addr_parse("198.18.0.1", &a);
+	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
+	*passed = bk.c.passed_bytes;
+	/* t0 is taken after the threads start: widen T by the time before. */
+	*bound = burst + rate * (t1 - t0 + 1000000) / 1000000000ULL;
+	*sent = (__u64)threads * repeat;
+	*counted = bk.c.passed_packets + bk.c.dropped_packets;
+	tb__destroy(t);
+	free(rs);
+	return ns;
+}
+
+static void contention(struct json_object *doc)
+{
+	struct json_object *o = json_object_new_object();
+	__u64 passed, bound, sent, counted;
+	double one, two;
+
+	one = race_cost(1, &passed, &bound, &sent, &counted);
+	two = race_cost(2, &passed, &bound, &sent, &counted);
+	json_object_object_add(o, "one_cpu_ns", json_object_new_double(one));
+	json_object_object_add(o, "two_cpus_ns_per_thread", json_object_new_double(two));
+	json_add_u64(o, "two_cpus_passed_bytes", passed);
+	json_add_u64(o, "two_cpus_bound_bytes", bound);
+	json_add_u64(o, "two_cpus_sent_packets", sent);
+	json_add_u64(o, "two_cpus_counted_packets", counted);
+	json_object_object_add(doc, "contention", o);
+}
+
+static void memory(struct json_object *doc)
+{
+	struct json_object *o = json_object_new_object();
+	const __u32 sizes[] = { TB_DEFAULT_MAX_ADDRS, 1 << 20 };
+	const char *keys[] = { "default", "one_million" };
+
+	for (int i = 0; i < 2; i++) {
+		struct json_object *e = json_object_new_object();
+		struct tb *t = tb__open();
+		__u64 fixed = 0, table;
+
+		if (!t)
+			die("open tb object");
+		bpf_map__set_max_entries(t->maps.buckets, sizes[i]);
+		if (tb__load(t))
+			die("load tb object");
+		table = memlock_of(bpf_map__fd(t->maps.buckets));
+		for (int k = 0; k < tb_map_count; k++) {
+			int fd = bpf_object__find_map_fd_by_name(t->obj, tb_map_names[k]);
+
+			if (strcmp(tb_map_names[k], "buckets"))
+				fixed += memlock_of(fd);
+		}
+		json_add_u64(e, "max_addrs", sizes[i]);
+		json_add_u64(e, "table_bytes", table);
+		json_object_object_add(e, "bytes_per_address", json_object_new_double((double)table / sizes[i]));
+		json_add_u64(e, "other_maps_bytes", fixed);
+		json_object_object_add(o, keys[i], e);
+		tb__destroy(t);
+	}
+	json_object_object_add(doc, "memory", o);
+}
+
+static int parse_mac(const char *s, unsigned char *mac)
+{
+	return sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
+		      &mac[5]) == 6 ? 0 : -1;
+}
+
+static int gen(const char *dev, const char *dmac, const char *src, int sources, const char *dst,
+	       int size, double seconds, __u64 count)
+{
+	struct frame f;
+	struct frame_opts fo = { .payload = size - 34 };   /* UDP header and data */
+	struct udphdr *udp;
+	struct ifreq ifr;
+	struct bench *b;
+	int sk;
+	__u64 t0, t1, sent = 0;
+	int ifindex = if_nametoindex(dev);
+
+	if (!ifindex || size < 60 || size > 1514 || sources < 1 || sources > 1024) {
+		fprintf(stderr, "tbbench gen: need an existing --dev, --size 60..1514, --sources 1..1024\n");
+		return 2;
+	}
+	frame_ipv4(&f, src, dst, &fo);
+	if (parse_mac(dmac, f.b)) {
+		fprintf(stderr, "tbbench gen: bad --dmac %s\n", dmac);
+		return 2;
+	}
+	/* An ioctl, not /sys: /sys shows the namespace it was mounted in. */
+	sk = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (sk < 0 || ioctl(sk, SIOCGIFHWADDR, &ifr))
+		die("read the device's MAC address");
+	memcpy(f.b + 6, ifr.ifr_hwaddr.sa_data, 6);
+	close(sk);
+	udp = (struct udphdr *)(f.b + 34);
+	udp->source = htons(9999);
+	udp->dest = htons(9000);
+	udp->len = htons(size - 34);
+	udp->check = 0;
+
+	b = bench__open();
+	if (!b)
+		die("open bench object");
+	b->rodata->gen_ifindex = ifindex;
+	b->rodata->gen_sources = sources;
+	if (bench__load(b))
+		die("load bench object");
+	/* Chunks of 64k frames until the time or the count is up. */
+	t0 = t1 = mono_ns();
+	while (sent < count && t1 - t0 < seconds * 1e9) {
+		__u32 chunk = count - sent < 65536 ? count - sent : 65536;
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = f.len, .repeat = chunk,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(b->progs.bench_gen), &o))
+			die("live-frame test run");
+		sent += chunk;
+		t1 = mono_ns();
+	}
+	printf("{\"sent_packets\": %llu, \"ns\": %llu}\n", (unsigned long long)sent,
+	       (unsigned long long)(t1 - t0));
+	bench__destroy(b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, 0, 'r' }, { "repeat", required_argument, 0, 'n' },
+		{ "addrs", required_argument, 0, 'a' }, { "dev", required_argument, 0, 'd' },
+		{ "dmac", required_argument, 0, 'm' }, { "src", required_argument, 0, 's' },
+		{ "sources", required_argument, 0, 'S' }, { "dst", required_argument, 0, 'D' },
+		{ "size", required_argument, 0, 'z' }, { "count", required_argument, 0, 'c' },
+		{ "seconds", required_argument, 0, 't' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *dev = NULL, *dmac = NULL, *src = "198.18.0.0", *dst = "198.19.0.1";
+	int sources = 1, size = 64, o;
+	__u64 count = ~0ULL;
+	double seconds = 1;
+
+	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen"))) {
+		fprintf(stderr, "usage: tbbench micro [--rounds R] [--repeat N] [--addrs K]\n"
+				"       tbbench gen --dev DEV --dmac MAC [--src A] [--sources S] [--dst B] "
+				"[--size BYTES] [--seconds T] [--count N]\n");
+		return 2;
+	}
+	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'r': rounds = atoi(optarg); break;
+		case 'n': repeat = strtoul(optarg, NULL, 10); break;
+		case 'a': many = strtoul(optarg, NULL, 10); break;
+		case 'd': dev = optarg; break;
+		case 'm': dmac = optarg; break;
+		case 's': src = optarg; break;
+		case 'S': sources = atoi(optarg); break;
+		case 'D': dst = optarg; break;
+		case 'z': size = atoi(optarg); break;
+		case 'c': count = strtoull(optarg, NULL, 10); break;
+		case 't': seconds = atof(optarg); break;
+		default: return 2;
+		}
+	}
+	if (rounds < 1 || rounds > 64 || !repeat || !many || (many & (many - 1)) || many > (1U << 23)) {
+		fprintf(stderr, "tbbench: --rounds 1..64, --repeat > 0, --addrs a power of two <= 2^23\n");
+		return 2;
+	}
+	out_libbpf_setup();
+	if (!strcmp(argv[1], "gen")) {
+		/* Bounded like every traffic loop here: 10 minutes at most. */
+		if (!dev || !dmac || seconds <= 0 || seconds > 600) {
+			fprintf(stderr, "tbbench gen: --dev and --dmac are required, --seconds 0..600\n");
+			return 2;
+		}
+		return gen(dev, dmac, src, sources, dst, size, seconds, count);
+	}
+	{
+		struct json_object *doc = json_object_new_object();
+
+		per_packet(doc);
+		many_addresses(doc);
+		contention(doc);
+		memory(doc);
+		out.pretty = 1;
+		out_json(doc);
+	}
+	return 0;
+}
