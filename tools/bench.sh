@@ -32,11 +32,11 @@ HZ=$(getconf CLK_TCK)
 tmp=$(mktemp -d)
 mkdir -p "$OUT"
 
+. "$ROOT/tools/netns.bash"
 cleanup() {
-	nsenter --net=/var/run/netns/$NS_R "$B/tbctl" detach dev $DEV_R >/dev/null 2>&1 || true
-	ip netns del $NS_S 2>/dev/null || true
-	ip netns del $NS_R 2>/dev/null || true
-	rm -rf "$tmp" /run/tbctl/$DEV_R.lock
+	netns_del "$B/tbctl" $NS_R $DEV_R
+	netns_del "$B/tbctl" $NS_S
+	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -50,20 +50,14 @@ log "micro benchmarks (${MICRO[*]})"
 "$B/tbbench" micro "${MICRO[@]}" >"$tmp/micro.json"
 
 # 5-6: namespaces. 1024 source addresses 198.18.0.0-198.18.3.255.
-ip netns add $NS_S
-ip netns add $NS_R
-ip link add $DEV_S netns $NS_S type veth peer name $DEV_R netns $NS_R
-ip -n $NS_S link set $DEV_S addrgenmode none
-ip -n $NS_R link set $DEV_R addrgenmode none
+netns_pair $NS_S $DEV_S $NS_R $DEV_R
 for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
 ip -n $NS_R addr add $DST/15 dev $DEV_R
-ip -n $NS_S link set $DEV_S up
-ip -n $NS_R link set $DEV_R up
 # NAPI on the receiving veth, so the generator's frames can land there
 # without an XDP program; and no ARP to compete with the flood.
 in_r ethtool -K $DEV_R gro on >/dev/null
-MAC_R=$(ip -n $NS_R -j link show dev $DEV_R | jq -r '.[0].address')
-ip -n $NS_S neigh replace $DST lladdr "$MAC_R" dev $DEV_S nud permanent
+MAC_R=$(netns_mac $NS_R $DEV_R)
+netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
 
 limiter_on() {
 	case $1 in
@@ -124,11 +118,9 @@ run_case() {
 			--sources "$n" --dst $DST --size "$size" --seconds "$secs" >"$tmp/gen"
 		sent=$(jq .sent_packets "$tmp/gen"); ns=$(jq .ns "$tmp/gen")
 	else
-		local t0 t1
-		t0=$(date +%s%N)
 		in_s "$B/tbgen" send --src "$(sources_list "$n")" --dst $DST --size $((size - 42)) --seconds "$secs" >"$tmp/sent"
-		t1=$(date +%s%N)
-		sent=$(awk '{ s += $3 } END { print s + 0 }' "$tmp/sent"); ns=$((t1 - t0))
+		sent=$(awk '$1 != "elapsed" { s += $3 } END { print s + 0 }' "$tmp/sent")
+		ns=$(awk '$1 == "elapsed" { printf "%.0f", $2 * 1e9 }' "$tmp/sent")
 	fi
 	rx1=$(rx_packets); s1=$(softirq_ticks); d1=$(dropped "$lim")
 	wait $rpid

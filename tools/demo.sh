@@ -11,33 +11,25 @@ SECS=${DEMO_SECONDS:-5}
 PAYLOAD=1000
 tmp=$(mktemp -d)
 
+. "$ROOT/tools/netns.bash"
 cleanup() {
-	nsenter --net=/var/run/netns/$NS_R "$B/tbctl" detach dev $DEV_R >/dev/null 2>&1 || true
-	ip netns del $NS_S 2>/dev/null || true
-	ip netns del $NS_R 2>/dev/null || true
-	rm -rf "$tmp" /run/tbctl/$DEV_R.lock
+	netns_del "$B/tbctl" $NS_R $DEV_R
+	netns_del "$B/tbctl" $NS_S
+	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 tb() { nsenter --net=/var/run/netns/$NS_R "$B/tbctl" "$@"; }
 
-ip netns add $NS_S
-ip netns add $NS_R
-ip link add $DEV_S netns $NS_S type veth peer name $DEV_R netns $NS_R
-ip -n $NS_S link set $DEV_S addrgenmode none
-ip -n $NS_R link set $DEV_R addrgenmode none
+netns_pair $NS_S $DEV_S $NS_R $DEV_R
 srcs=(198.18.1.1 198.18.1.2 198.18.2.1 198.18.2.2 2001:db8:1::1 2001:db8:1::2)
 for a in 198.18.1.1 198.18.1.2 198.18.2.1 198.18.2.2; do ip -n $NS_S addr add $a/15 dev $DEV_S; done
 for a in 2001:db8:1::1 2001:db8:1::2; do ip -n $NS_S addr add $a/32 dev $DEV_S nodad; done
 ip -n $NS_R addr add 198.19.0.1/15 dev $DEV_R
 ip -n $NS_R addr add 2001:db8::1/32 dev $DEV_R nodad
-ip -n $NS_S link set $DEV_S up
-ip -n $NS_R link set $DEV_R up
 # Resolve neighbours up front: at 1 Gbit/s of flood the veth's queue would
 # drop the first solicitation and stall IPv6 for the 1 s retransmit timer.
-mac=$(ip -n $NS_R -j link show dev $DEV_R | jq -r '.[0].address')
-ip -n $NS_S neigh replace 198.19.0.1 lladdr "$mac" dev $DEV_S nud permanent
-ip -n $NS_S neigh replace 2001:db8::1 lladdr "$mac" dev $DEV_S nud permanent
+netns_neigh $NS_S $DEV_S $NS_R $DEV_R 198.19.0.1 2001:db8::1
 
 echo "# tbctl on $DEV_R (XDP), a UDP flood from ${#srcs[@]} sources for $SECS s"
 tb attach dev $DEV_R mode xdp
@@ -51,11 +43,10 @@ tb rule list dev $DEV_R | sed 's/^/  /'
 ip netns exec $NS_R "$B/tbgen" recv --seconds $((SECS + 2)) >"$tmp/recv" &
 rpid=$!
 sleep 0.5
-t0=$(date +%s%N)
 ip netns exec $NS_S "$B/tbgen" send --src "$(IFS=,; echo "${srcs[*]}")" --dst 198.19.0.1,2001:db8::1 \
 	--seconds "$SECS" --size $PAYLOAD >"$tmp/sent"
-t1=$(date +%s%N)
 wait $rpid
+elapsed=$(awk '$1 == "elapsed" { print $2 }' "$tmp/sent")
 
 tb -j show dev $DEV_R >"$tmp/show.json"
 tb -j rule list dev $DEV_R >"$tmp/rules.json"
@@ -70,8 +61,7 @@ for s in "${srcs[@]}"; do
 	rate=$(jq -r --arg p "$rule" '.[] | select(.prefix == $p) | .rate_bytes_per_sec' "$tmp/rules.json")
 	burst=$(jq -r --arg p "$rule" '.[] | select(.prefix == $p) | .burst_bytes' "$tmp/rules.json")
 	awk -v s="$s" -v rule="$rule" -v sent="${sent:-0}" -v got="${got:-0}" -v f=$frame -v r="$rate" \
-		-v b="$burst" -v ns=$((t1 - t0)) 'BEGIN {
-		T = ns / 1e9
+		-v b="$burst" -v T="$elapsed" 'BEGIN {
 		meas = (got * f - b) * 8 / T      # the burst is a one-off, not rate
 		printf "%-16s %-18s %10.1fMb %10.2fMb %10.2fMb %8.3f\n", s, rule, sent * f * 8 / T / 1e6,
 			r * 8 / 1e6, meas / 1e6, meas / (r * 8)

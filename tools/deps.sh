@@ -5,9 +5,10 @@ set -euo pipefail
 
 # clang/llvm: compile BPF; bpftool: skeletons; libbpf/libelf/zlib: loader;
 # libjson-c: -j output; iproute2: netns/veth/tc in tests; jq: JSON checks in
-# tests; nftables/iptables: comparators in the benchmark; gnuplot: its charts.
+# tests; ethtool: NAPI on the benchmark's veth; nftables/iptables: comparators
+# in the benchmark; gnuplot: its charts.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev
-	  iproute2 jq nftables iptables gnuplot-nox util-linux procps)
+	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,7 +5,8 @@
  *              [--seconds S] [--count N] [--pps N]
  *       Sends from every source to every destination, round robin, with
  *       sendmmsg; stops after S seconds or N packets per flow, whichever
- *       is first. --pps paces each flow. Prints "src dst packets bytes".
+ *       is first. --pps paces each flow. Prints "src dst packets bytes"
+ *       per flow, then "elapsed SECONDS" from the first send to the last.
  *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T]
  *       Counts datagrams per source (or destination) address for S
  *       seconds. Prints "addr packets bytes" (UDP payload bytes); with
@@ -160,6 +161,7 @@ static int do_send(char *srcs, char *dsts, int port, int size, double seconds,
 	} while (live);
 	for (int i = 0; i < nf; i++)
 		printf("%s %s %llu %llu\n", flows[i].src, flows[i].dst, flows[i].packets, flows[i].bytes);
+	printf("elapsed %.6f\n", now_s() - start);
 	return 0;
 }
 

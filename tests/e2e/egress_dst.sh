@@ -3,8 +3,6 @@
 # receives, whichever sources it comes from.
 . "$(dirname "$0")/lib.bash"
 setup
-tmp=$(mktemp -d)
-trap 'teardown; rm -rf "$tmp"' EXIT
 
 SEND_S=3
 R=250000; B=20000

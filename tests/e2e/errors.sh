@@ -2,10 +2,9 @@
 # Every failure says what was attempted and why, exits 1 (2 for usage),
 # and leaves what was configured untouched.
 . "$(dirname "$0")/lib.bash"
+test_cleanup() { rm -rf "/sys/fs/bpf/tbctl/tby$ID"; }
 setup
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-trap 'teardown; rm -rf "$tmp"; rm -rf /sys/fs/bpf/tbctl/tby$ID' EXIT
+chmod 755 "$tmp"   # the not-root case runs a copy of tbctl from here
 
 check "attach" tb attach dev "$DEV_R" mode xdp
 check "default rule" tb rule set dev "$DEV_R" default rate 2mbit burst 20000

@@ -6,6 +6,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${BUILD:-$ROOT/build}
 TBCTL=$B/tbctl
 TBGEN=$B/tbgen
+. "$ROOT/tools/netns.bash"
 
 PASS=0
 FAIL=0
@@ -34,43 +35,26 @@ tbs() { nsenter --net=/var/run/netns/$NS_S "$TBCTL" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
 in_r() { ip netns exec "$NS_R" "$@"; }
 
+# A test may define test_cleanup for what it adds.
 teardown() {
-	tb detach dev "$DEV_R" >/dev/null 2>&1
-	tbs detach dev "$DEV_S" >/dev/null 2>&1
-	ip netns del "$NS_S" 2>/dev/null
-	ip netns del "$NS_R" 2>/dev/null
-	rm -f /run/tbctl/"$DEV_R".lock /run/tbctl/"$DEV_S".lock
+	declare -F test_cleanup >/dev/null && test_cleanup
+	netns_del "$TBCTL" "$NS_R" "$DEV_R"
+	netns_del "$TBCTL" "$NS_S" "$DEV_S"
+	rm -rf "$tmp"
 }
 
-mac_of() { ip -n "$1" -j link show dev "$2" | jq -r '.[0].address'; }
-
+# The test's hosts: sources in NS_S, receiver addresses in NS_R, static
+# neighbours both ways; $tmp is a scratch directory. All gone at exit.
 setup() {
+	tmp=$(mktemp -d)
 	trap teardown EXIT
-	ip netns add "$NS_S" && ip netns add "$NS_R" || { echo "cannot create namespaces"; exit 1; }
-	ip link add "$DEV_S" netns "$NS_S" type veth peer name "$DEV_R" netns "$NS_R" || exit 1
-	for ns in "$NS_S" "$NS_R"; do
-		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-		ip -n "$ns" link set lo up
-	done
-	# No link-local addresses: no MLD or router solicitations to count.
-	ip -n "$NS_S" link set "$DEV_S" addrgenmode none
-	ip -n "$NS_R" link set "$DEV_R" addrgenmode none
+	netns_pair "$NS_S" "$DEV_S" "$NS_R" "$DEV_R" || { echo "cannot create namespaces"; exit 1; }
 	for a in "${SRC4[@]}"; do ip -n "$NS_S" addr add "$a/16" dev "$DEV_S"; done
 	for a in "${SRC6[@]}"; do ip -n "$NS_S" addr add "$a/64" dev "$DEV_S" nodad; done
 	for a in 2 3 4; do ip -n "$NS_R" addr add "198.18.0.$a/16" dev "$DEV_R"; done
 	for a in 2 3; do ip -n "$NS_R" addr add "2001:db8::$a/64" dev "$DEV_R" nodad; done
-	ip -n "$NS_S" link set "$DEV_S" up
-	ip -n "$NS_R" link set "$DEV_R" up
-	# Static neighbours: no ARP or ND packet is charged next to the test's own.
-	local ms mr
-	ms=$(mac_of "$NS_S" "$DEV_S")
-	mr=$(mac_of "$NS_R" "$DEV_R")
-	for a in 198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3; do
-		ip -n "$NS_S" neigh replace "$a" lladdr "$mr" dev "$DEV_S" nud permanent
-	done
-	for a in "${SRC4[@]}" "${SRC6[@]}"; do
-		ip -n "$NS_R" neigh replace "$a" lladdr "$ms" dev "$DEV_R" nud permanent
-	done
+	netns_neigh "$NS_S" "$DEV_S" "$NS_R" "$DEV_R" 198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3
+	netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "${SRC4[@]}" "${SRC6[@]}"
 }
 
 # Sum of a per-address counter from "tbctl -j show".

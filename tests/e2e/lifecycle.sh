@@ -4,8 +4,6 @@
 # trace on the device, in tc or in bpffs.
 . "$(dirname "$0")/lib.bash"
 setup
-tmp=$(mktemp -d)
-trap 'teardown; rm -rf "$tmp"' EXIT
 S=${SRC4[0]}
 
 passed_bytes() { show_field "$S" passed_bytes; }

@@ -5,8 +5,6 @@
 # equals what the receiver got.
 . "$(dirname "$0")/lib.bash"
 setup
-tmp=$(mktemp -d)
-trap 'teardown; rm -rf "$tmp"' EXIT
 
 SEND_S=3
 R_DEF=250000; B_DEF=20000      # 2mbit, default rule

@@ -3,8 +3,6 @@
 # and counts what it would have dropped.
 . "$(dirname "$0")/lib.bash"
 setup
-tmp=$(mktemp -d)
-trap 'teardown; rm -rf "$tmp"' EXIT
 
 SEND_S=3
 R=250000; B=20000

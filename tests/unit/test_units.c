@@ -4,22 +4,25 @@
 #include "prefix.h"
 #include "../check.h"
 
-static __u64 rate(const char *s, int packets)
+typedef int (*parser)(const char *, int, __u64 *, char *, size_t);
+
+static __u64 parsed(parser fn, const char *s, int packets)
 {
 	char err[128];
 	__u64 v = 0;
 
-	CHECK(!parse_rate(s, packets, &v, err, sizeof(err)), "rate %s: %s", s, err);
+	CHECK(!fn(s, packets, &v, err, sizeof(err)), "%s: %s", s, err);
 	return v;
+}
+
+static __u64 rate(const char *s, int packets)
+{
+	return parsed(parse_rate, s, packets);
 }
 
 static __u64 size(const char *s)
 {
-	char err[128];
-	__u64 v = 0;
-
-	CHECK(!parse_size(s, 0, &v, err, sizeof(err)), "size %s: %s", s, err);
-	return v;
+	return parsed(parse_size, s, 0);
 }
 
 static void rates_follow_tc(void)
