@@ -268,7 +268,8 @@ static bool rule_at(const struct batch_line *lines, int upto, const struct cmd_a
 
 		if (strcmp(b->dev, a->dev))
 			continue;
-		if (b->cmd == &cmd_attach || b->cmd == &cmd_detach)
+		/* A re-attach keeps the rules; a detach drops them all. */
+		if (b->cmd == &cmd_detach)
 			return false;
 		if ((b->cmd == &cmd_rule_set || b->cmd == &cmd_rule_del) && prefix_equal(&b->prefix, &a->prefix))
 			return b->cmd == &cmd_rule_set;

@@ -109,6 +109,12 @@ printf 'rule set dev %s 198.19.1.0/24 rate 1mbit\n\n# comment\nrule del dev %s 1
 err=$(tb -batch "$tmp/batch2" 2>&1)
 check "batch: deleting a rule that will not exist fails at line 4 ($err)" grep -qF "line 4: rule del dev $DEV_R: no rule for 198.19.2.0/24" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
+rules=$(tb -j rule list dev "$DEV_R")
+printf 'attach dev %s mode xdp\nrule del dev %s 198.18.4.0/24\nrule set dev %s 198.18.4.0/24 rate 1mbit\n' \
+	"$DEV_R" "$DEV_R" "$DEV_R" >"$tmp/batch3"
+check "batch: a re-attach keeps rules, so deleting one after it is valid" tb -batch "$tmp/batch3"
+check "batch: rules as before" [ "$(tb -j rule list dev "$DEV_R")" = "$rules" ]
+snap=$(state)
 sed -i '$d' "$tmp/batch"
 check "a valid batch of 39 lines runs" tb -batch "$tmp/batch"
 check "all 39 rules are there" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 41 ]
