@@ -29,28 +29,18 @@ NS_S=tbbench-s$$; NS_R=tbbench-r$$
 DEV_S=tbbs$$; DEV_R=tbbr$$
 DST=198.19.0.1
 HZ=$(getconf CLK_TCK)
-tmp=$(mktemp -d)
+TBCTL=$B/tbctl
 mkdir -p "$OUT"
-
 . "$ROOT/tools/netns.bash"
-cleanup() {
-	netns_del "$B/tbctl" $NS_R $DEV_R
-	netns_del "$B/tbctl" $NS_S
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-tb() { nsenter --net=/var/run/netns/$NS_R "$B/tbctl" "$@"; }
-in_s() { ip netns exec $NS_S "$@"; }
-in_r() { ip netns exec $NS_R "$@"; }
 log() { echo "bench: $*" >&2; }
+
+netns_session
 
 # 1-4: in-kernel micro benchmarks.
 log "micro benchmarks (${MICRO[*]})"
 "$B/tbbench" micro "${MICRO[@]}" >"$tmp/micro.json"
 
-# 5-6: namespaces. 1024 source addresses 198.18.0.0-198.18.3.255.
-netns_pair $NS_S $DEV_S $NS_R $DEV_R
+# 5-6: on the namespaces; 1024 source addresses 198.18.0.0-198.18.3.255.
 for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
 ip -n $NS_R addr add $DST/15 dev $DEV_R
 # NAPI on the receiving veth, so the generator's frames can land there

@@ -9,19 +9,9 @@ NS_S=tbdemo-s$$; NS_R=tbdemo-r$$
 DEV_S=tbds$$; DEV_R=tbdr$$
 SECS=${DEMO_SECONDS:-5}
 PAYLOAD=1000
-tmp=$(mktemp -d)
-
+TBCTL=$B/tbctl
 . "$ROOT/tools/netns.bash"
-cleanup() {
-	netns_del "$B/tbctl" $NS_R $DEV_R
-	netns_del "$B/tbctl" $NS_S
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-tb() { nsenter --net=/var/run/netns/$NS_R "$B/tbctl" "$@"; }
-
-netns_pair $NS_S $DEV_S $NS_R $DEV_R
+netns_session
 srcs=(198.18.1.1 198.18.1.2 198.18.2.1 198.18.2.2 2001:db8:1::1 2001:db8:1::2)
 for a in 198.18.1.1 198.18.1.2 198.18.2.1 198.18.2.2; do ip -n $NS_S addr add $a/15 dev $DEV_S; done
 for a in 2001:db8:1::1 2001:db8:1::2; do ip -n $NS_S addr add $a/32 dev $DEV_S nodad; done
@@ -40,10 +30,10 @@ tb rule set dev $DEV_R 2001:db8:1::/48 rate 4mbit burst 64k
 echo "# rules"
 tb rule list dev $DEV_R | sed 's/^/  /'
 
-ip netns exec $NS_R "$B/tbgen" recv --seconds $((SECS + 2)) >"$tmp/recv" &
+in_r "$B/tbgen" recv --seconds $((SECS + 2)) >"$tmp/recv" &
 rpid=$!
 sleep 0.5
-ip netns exec $NS_S "$B/tbgen" send --src "$(IFS=,; echo "${srcs[*]}")" --dst 198.19.0.1,2001:db8::1 \
+in_s "$B/tbgen" send --src "$(IFS=,; echo "${srcs[*]}")" --dst 198.19.0.1,2001:db8::1 \
 	--seconds "$SECS" --size $PAYLOAD >"$tmp/sent"
 wait $rpid
 elapsed=$(awk '$1 == "elapsed" { print $2 }' "$tmp/sent")

@@ -1,6 +1,14 @@
 # Sourced by the tests, the demo and the benchmark: a pair of network
 # namespaces joined by a veth pair, and its teardown. Only the caller's own
-# namespaces and links are touched.
+# namespaces and links are touched. Callers name them NS_S/DEV_S (sender)
+# and NS_R/DEV_R (receiver), and the tbctl binary TBCTL.
+
+# tbctl in a namespace: nsenter, not "ip netns exec", which remounts /sys
+# and would hide the host's bpffs (and so tbctl's pins).
+tb() { nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" "$@"; }
+tbs() { nsenter --net=/var/run/netns/"$NS_S" "$TBCTL" "$@"; }
+in_s() { ip netns exec "$NS_S" "$@"; }
+in_r() { ip netns exec "$NS_R" "$@"; }
 
 # netns_pair NS_A DEV_A NS_B DEV_B: namespaces NS_A and NS_B, DEV_A in NS_A
 # cabled to DEV_B in NS_B, both up, without link-local addresses (so no
@@ -40,4 +48,20 @@ netns_del() {
 		rm -f /run/tbctl/"$dev".lock
 	done
 	ip netns del "$ns" 2>/dev/null || true
+}
+
+# netns_session: netns_pair for NS_S/DEV_S and NS_R/DEV_R plus a scratch
+# directory $tmp, all removed at exit (tbctl detached from both ends
+# first). A caller with more to undo defines session_cleanup.
+netns_session() {
+	tmp=$(mktemp -d)
+	trap netns_session_end EXIT
+	netns_pair "$NS_S" "$DEV_S" "$NS_R" "$DEV_R"
+}
+
+netns_session_end() {
+	if declare -F session_cleanup >/dev/null; then session_cleanup || true; fi
+	netns_del "$TBCTL" "$NS_R" "$DEV_R"
+	netns_del "$TBCTL" "$NS_S" "$DEV_S"
+	rm -rf "$tmp"
 }

@@ -253,18 +253,6 @@ static __u32 hooked_prog(const struct tb_config *cfg)
 	return id;
 }
 
-static int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional)
-{
-	struct kw kws[] = { { "dev" }, { 0 } };
-	int err = kw_parse(cmd, argc, argv, kws, NULL);
-
-	if (err)
-		return err;
-	if (optional && !kw_get(kws, "dev"))
-		return 0;
-	return parse_dev(cmd, kw_get(kws, "dev"), a);
-}
-
 static int parse_detach(int argc, char **argv, struct cmd_args *a)
 {
 	return parse_dev_only("detach", argc, argv, a, false);

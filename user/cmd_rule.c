@@ -130,10 +130,7 @@ static int run_rule_del(const struct cmd_args *a)
 
 static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
 {
-	struct kw kws[] = { { "dev" }, { 0 } };
-	int rc = kw_parse("rule list", argc, argv, kws, NULL);
-
-	return rc ? rc : parse_dev("rule list", kw_get(kws, "dev"), a);
+	return parse_dev_only("rule list", argc, argv, a, false);
 }
 
 static void rule_json(const struct tb_rule *r, struct json_object *arr)

@@ -15,9 +15,11 @@
 
 static struct ruleset rs;
 
+/* One bucket: an address's own, or a shared rule's (shown as its prefix). */
 struct row {
-	char addr[64];
+	struct tb_addr addr;
 	int rule;               /* rules[] slot, -1 when no rule matches any more */
+	bool shared;
 	struct tb_bucket b;
 };
 
@@ -59,7 +61,8 @@ static int rule_of(const struct tb_addr *a, const struct tb_bucket *b, __u32 gen
 	return best >= 0 ? best : rs.rules[TB_DEFAULT_RULE].in_use ? TB_DEFAULT_RULE : -1;
 }
 
-static int add_row(struct rows *r, const char *addr, int rule, const struct tb_bucket *b)
+static int add_row(struct rows *r, const struct tb_addr *addr, int rule, bool shared,
+		   const struct tb_bucket *b)
 {
 	if (r->n == r->cap) {
 		struct row *v = realloc(r->v, (r->cap ? 2 * r->cap : 256) * sizeof(*v));
@@ -69,9 +72,7 @@ static int add_row(struct rows *r, const char *addr, int rule, const struct tb_b
 		r->v = v;
 		r->cap = r->cap ? 2 * r->cap : 256;
 	}
-	snprintf(r->v[r->n].addr, sizeof(r->v[r->n].addr), "%s", addr);
-	r->v[r->n].rule = rule;
-	r->v[r->n].b = *b;
+	r->v[r->n] = (struct row){ .addr = *addr, .rule = rule, .shared = shared, .b = *b };
 	r->n++;
 	return 0;
 }
@@ -79,23 +80,18 @@ static int add_row(struct rows *r, const char *addr, int rule, const struct tb_b
 static int collect(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
 {
 	struct rows *r = ctx;
-	char buf[64];
 
-	addr_format(a, buf, sizeof(buf));
-	return add_row(r, buf, rule_of(a, b, r->gen), b);
+	return add_row(r, a, rule_of(a, b, r->gen), false, b);
 }
 
 static int add_shared(const struct tb_maps *m, struct rows *r, int id)
 {
+	struct tb_addr none = {};
 	struct tb_shared sh;
-	struct tb_prefix p;
-	char buf[64];
 
 	if (bpf_map_lookup_elem_flags(m->shared, &id, &sh, BPF_F_LOCK))
 		return -errno;
-	rule_prefix(&rs.rules[id], &p);
-	prefix_format(&p, buf, sizeof(buf));
-	return add_row(r, buf, id, &sh.b);
+	return add_row(r, &none, id, true, &sh.b);
 }
 
 static int sort_key;
@@ -115,7 +111,8 @@ static int by_value_desc(const void *x, const void *y)
 {
 	__u64 a = sort_value(x), b = sort_value(y);
 
-	return a < b ? 1 : a > b ? -1 : strcmp(((const struct row *)x)->addr, ((const struct row *)y)->addr);
+	return a < b ? 1 : a > b ? -1 : memcmp(&((const struct row *)x)->addr, &((const struct row *)y)->addr,
+					       sizeof(struct tb_addr));
 }
 
 static int parse_show(int argc, char **argv, struct cmd_args *a)
@@ -149,21 +146,24 @@ static void print_row(const struct row *r, __u64 now, struct json_object *arr)
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
 	const struct tb_counters *c = &r->b.c;
 	int pk = rule && rule->cost == TB_COST_PACKETS;
-	char rname[64] = "-", tok[32] = "-";
+	char addr[64], rname[64] = "-", tok[32] = "-";
 	__u64 tokens = 0;
 
+	addr_format(&r->addr, addr, sizeof(addr));
 	if (rule) {
 		struct tb_prefix p;
 
 		rule_prefix(rule, &p);
 		prefix_format(&p, rname, sizeof(rname));
+		if (r->shared)
+			strcpy(addr, rname);
 		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, now, &rule->r) / TB_NANO : rule->burst;
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
-		json_add_str(o, "address", r->addr);
+		json_add_str(o, "address", addr);
 		json_add_str(o, "rule", rname);
 		json_add_str(o, "scope", rule ? scope_names[rule->scope] : "-");
 		if (rule)
@@ -177,7 +177,7 @@ static void print_row(const struct row *r, __u64 now, struct json_object *arr)
 		json_object_array_add(arr, o);
 		return;
 	}
-	printf("%-40s %-22s %10s %12llu %14llu %12llu %14llu %12llu\n", r->addr, rname, tok,
+	printf("%-40s %-22s %10s %12llu %14llu %12llu %14llu %12llu\n", addr, rname, tok,
 	       (unsigned long long)c->passed_packets, (unsigned long long)c->passed_bytes,
 	       (unsigned long long)c->dropped_packets, (unsigned long long)c->dropped_bytes,
 	       (unsigned long long)c->monitored_packets);
@@ -251,10 +251,7 @@ static int run_show(const struct cmd_args *a)
 
 static int parse_stats(int argc, char **argv, struct cmd_args *a)
 {
-	struct kw kws[] = { { "dev" }, { 0 } };
-	int rc = kw_parse("stats", argc, argv, kws, NULL);
-
-	return rc ? rc : parse_dev("stats", kw_get(kws, "dev"), a);
+	return parse_dev_only("stats", argc, argv, a, false);
 }
 
 static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)

@@ -105,6 +105,18 @@ int parse_dev(const char *cmd, const char *name, struct cmd_args *a)
 	return 0;
 }
 
+int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional)
+{
+	struct kw kws[] = { { "dev" }, { 0 } };
+	int err = kw_parse(cmd, argc, argv, kws, NULL);
+
+	if (err)
+		return err;
+	if (optional && !kw_get(kws, "dev"))
+		return 0;
+	return parse_dev(cmd, kw_get(kws, "dev"), a);
+}
+
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
 {
 	int err, fd;

@@ -55,6 +55,8 @@ int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char 
 const char *kw_get(const struct kw *kws, const char *name);
 /* Resolve "dev NAME" to a device that exists. */
 int parse_dev(const char *cmd, const char *name, struct cmd_args *a);
+/* For commands whose only word is "dev DEV" (optional when asked). */
+int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional);
 /* Usage error for cmd; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Pick value among choices (exact match); -1 after reporting. */

@@ -30,25 +30,10 @@ PAYLOAD=1000
 FRAME4=$((PAYLOAD + 42))   # Ethernet 14 + IPv4 20 + UDP 8
 FRAME6=$((PAYLOAD + 62))   # Ethernet 14 + IPv6 40 + UDP 8
 
-tb() { nsenter --net=/var/run/netns/$NS_R "$TBCTL" "$@"; }
-tbs() { nsenter --net=/var/run/netns/$NS_S "$TBCTL" "$@"; }
-in_s() { ip netns exec "$NS_S" "$@"; }
-in_r() { ip netns exec "$NS_R" "$@"; }
-
-# A test may define test_cleanup for what it adds.
-teardown() {
-	declare -F test_cleanup >/dev/null && test_cleanup
-	netns_del "$TBCTL" "$NS_R" "$DEV_R"
-	netns_del "$TBCTL" "$NS_S" "$DEV_S"
-	rm -rf "$tmp"
-}
-
 # The test's hosts: sources in NS_S, receiver addresses in NS_R, static
 # neighbours both ways; $tmp is a scratch directory. All gone at exit.
 setup() {
-	tmp=$(mktemp -d)
-	trap teardown EXIT
-	netns_pair "$NS_S" "$DEV_S" "$NS_R" "$DEV_R" || { echo "cannot create namespaces"; exit 1; }
+	netns_session || { echo "cannot create namespaces"; exit 1; }
 	for a in "${SRC4[@]}"; do ip -n "$NS_S" addr add "$a/16" dev "$DEV_S"; done
 	for a in "${SRC6[@]}"; do ip -n "$NS_S" addr add "$a/64" dev "$DEV_S" nodad; done
 	for a in 2 3 4; do ip -n "$NS_R" addr add "198.18.0.$a/16" dev "$DEV_R"; done
