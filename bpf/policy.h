@@ -28,8 +28,8 @@ static __always_inline __u32 tb_lock_index(const struct tb_addr *a)
 }
 
 /* Longest-prefix match, falling back to the default rule. */
-static __always_inline struct tb_rule *tb_resolve(const struct tb_addr *a,
-						  int cls, __u32 *id)
+static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
+						  const struct tb_addr *a, int cls, __u32 *id)
 {
 	struct tb_rule *rule;
 	__u32 *hit;
@@ -44,15 +44,20 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_addr *a,
 		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
 		hit = bpf_map_lookup_elem(&prefixes_v6, &k);
 	}
-	*id = hit ? *hit : TB_DEFAULT_RULE;
+	if (hit)
+		*id = *hit;
+	else if (cfg->default_rule)
+		*id = cfg->default_rule - 1;
+	else
+		return 0;
 	rule = bpf_map_lookup_elem(&rules, id);
 	if (!rule || !rule->in_use)
 		return 0;
 	return rule;
 }
 
-/* What a rule says, copied out once: tbctl may rewrite the rule while a
- * packet is in flight, and the lock section must see one consistent view. */
+/* What the charge needs of a rule and a packet, worked out before the
+ * lock is taken so the locked section is arithmetic only. */
 struct tb_terms {
 	struct tb_rate r;
 	__u64 cost;     /* nano-units this packet takes */
@@ -145,7 +150,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			rule = 0;
 	}
 	if (!rule) {
-		rule = tb_resolve(key, cls, &id);
+		rule = tb_resolve(cfg, key, cls, &id);
 		if (!rule) {
 			st->unmatched_packets++;
 			st->unmatched_bytes += len;
@@ -153,7 +158,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		}
 		tb_terms_of(rule, len, &t);
 		if (rule->scope == TB_SCOPE_SHARED)
-			return tb_shared_charge(st, id, &t, now, len);
+			return tb_shared_charge(st, rule->shared, &t, now, len);
 		if (!b) {
 			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t.unit };
 

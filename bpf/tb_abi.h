@@ -18,8 +18,7 @@
 #define TB_BURST_MAX (1ULL << 34)      /* units: 16 GiB in byte mode */
 #define TB_BURST_MIN_BYTES 1500ULL     /* below one Ethernet MTU nothing fits */
 
-#define TB_MAX_RULES 16384             /* slot 0 is the default rule */
-#define TB_DEFAULT_RULE 0
+#define TB_MAX_RULES 16384             /* rules[] slots, and shared[] buckets */
 #define TB_LOCK_STRIPES 1024           /* power of two */
 #define TB_DEFAULT_MAX_ADDRS 65536
 
@@ -58,7 +57,10 @@ struct tb_rate {
 	__u64 fill_ns;  /* ceil(cap / rate): an idle gap this long fills the bucket */
 };
 
-/* rules[] value; slot TB_DEFAULT_RULE is the default rule. */
+/* rules[] value. A published rule is never written again: a change goes
+ * to a fresh slot, which the prefix (or tb_config.default_rule) is then
+ * pointed at, and the old slot is retired by clearing in_use alone. So the
+ * datapath never reads a rule half-written. */
 struct tb_rule {
 	struct tb_rate r;
 	__u64 burst;        /* units, as configured */
@@ -68,7 +70,7 @@ struct tb_rule {
 	__u8 scope;         /* enum tb_scope */
 	__u8 family;        /* 4 or 6; 0 for the default rule */
 	__u8 prefixlen;
-	__u8 pad[2];
+	__u16 shared;       /* shared[] slot, kept by the prefix across changes */
 	__u8 addr[16];      /* network address, 4 or 16 bytes used */
 };
 
@@ -97,8 +99,8 @@ struct tb_bucket {
 	struct tb_counters c;
 };
 
-/* shared[] value: one bucket per shared-scope rule, indexed like rules[].
- * Array values may hold a spin lock, so it lives right here. */
+/* shared[] value: the bucket of a shared-scope prefix, at its rule's
+ * .shared. Array values may hold a spin lock, so it lives right here. */
 struct tb_shared {
 	struct bpf_spin_lock lock;
 	__u32 pad;
@@ -130,11 +132,12 @@ struct tb_lpm_v6 {
 	__u32 addr[4];
 };
 
-/* config[0]: what tbctl attached, and the rule-set generation. Bumped
- * whenever the prefix -> rule mapping changes, which invalidates every
- * bucket's cached rule index. */
+/* config[0]: what tbctl attached, the default rule, and the rule-set
+ * generation. The generation is bumped whenever a prefix is pointed at
+ * another slot, which invalidates every bucket's cached rule slot. */
 struct tb_config {
 	__u32 gen;
+	__u32 default_rule; /* rules[] slot + 1; 0: no default rule */
 	__u32 ifindex;
 	__u32 max_addrs;
 	__u8 mode;      /* enum tb_mode */

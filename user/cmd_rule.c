@@ -2,6 +2,7 @@
 /* rule set, rule del, rule list. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "output.h"
 #include "state.h"
@@ -151,11 +152,23 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 	json_object_array_add(arr, o);
 }
 
+/* Listing order: the default, then IPv4, then IPv6, by address and length. */
+static int by_prefix(const void *x, const void *y)
+{
+	const struct tb_rule *a = &rs.rules[*(const int *)x], *b = &rs.rules[*(const int *)y];
+	int c = a->family - b->family;
+
+	if (!c)
+		c = memcmp(a->addr, b->addr, sizeof(a->addr));
+	return c ? c : a->prefixlen - b->prefixlen;
+}
+
 static int run_rule_list(const struct cmd_args *a)
 {
 	struct json_object *arr = json_object_new_array();
+	static int order[TB_MAX_RULES];
 	struct tb_maps m;
-	int err;
+	int err, n = 0;
 
 	if (open_attached("rule list", a->dev, &m))
 		return 1;
@@ -165,14 +178,16 @@ static int run_rule_list(const struct cmd_args *a)
 		out_error("rule list dev %s: read rules: %s", a->dev, strerror(-err));
 		return 1;
 	}
-	for (int i = 0; i < TB_MAX_RULES; i++) {
-		const struct tb_rule *r = &rs.rules[i];
+	for (int i = 0; i < TB_MAX_RULES; i++)
+		if (rs.rules[i].in_use)
+			order[n++] = i;
+	qsort(order, n, sizeof(order[0]), by_prefix);
+	for (int i = 0; i < n; i++) {
+		const struct tb_rule *r = &rs.rules[order[i]];
 		int pk = r->cost == TB_COST_PACKETS;
 		char p[64], rate[32], burst[32];
 		struct tb_prefix pf;
 
-		if (!r->in_use)
-			continue;
 		if (out.json) {
 			rule_json(r, arr);
 			continue;

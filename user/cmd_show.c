@@ -49,8 +49,8 @@ static int rule_of(const struct tb_addr *a, const struct tb_bucket *b, __u32 gen
 
 	if (b && b->gen == gen && rs.rules[b->rule].in_use)
 		return b->rule;
-	for (int i = 1; i < TB_MAX_RULES; i++) {
-		if (!rs.rules[i].in_use)
+	for (int i = 0; i < TB_MAX_RULES; i++) {
+		if (!rs.rules[i].in_use || !rs.rules[i].family)
 			continue;
 		rule_prefix(&rs.rules[i], &p);
 		if (p.len > best_len && prefix_contains(&p, a)) {
@@ -58,7 +58,7 @@ static int rule_of(const struct tb_addr *a, const struct tb_bucket *b, __u32 gen
 			best_len = p.len;
 		}
 	}
-	return best >= 0 ? best : rs.rules[TB_DEFAULT_RULE].in_use ? TB_DEFAULT_RULE : -1;
+	return best >= 0 ? best : ruleset_default(&rs);
 }
 
 static int add_row(struct rows *r, const struct tb_addr *addr, int rule, bool shared,
@@ -88,8 +88,9 @@ static int add_shared(const struct tb_maps *m, struct rows *r, int id)
 {
 	struct tb_addr none = {};
 	struct tb_shared sh;
+	__u32 slot = rs.rules[id].shared;
 
-	if (bpf_map_lookup_elem_flags(m->shared, &id, &sh, BPF_F_LOCK))
+	if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
 		return -errno;
 	return add_row(r, &none, id, true, &sh.b);
 }
@@ -346,17 +347,18 @@ static int reset_bucket(const struct tb_addr *k, const struct tb_bucket *b, void
 static int reset_shared(const struct tb_maps *m, int what)
 {
 	for (int id = 0; id < TB_MAX_RULES; id++) {
+		__u32 slot = rs.rules[id].shared;
 		struct tb_shared sh;
 
 		if (!rs.rules[id].in_use || rs.rules[id].scope != TB_SCOPE_SHARED)
 			continue;
-		if (bpf_map_lookup_elem_flags(m->shared, &id, &sh, BPF_F_LOCK))
+		if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
 		if (what == RESET_BUCKETS)
 			tb_fill(&sh.b.lvl, 0, &rs.rules[id].r);
 		else
 			memset(&sh.b.c, 0, sizeof(sh.b.c));
-		if (bpf_map_update_elem(m->shared, &id, &sh, BPF_F_LOCK))
+		if (bpf_map_update_elem(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
 	}
 	return 0;

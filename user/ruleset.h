@@ -21,6 +21,7 @@ struct tb_maps {
  * slot allocation cost no syscalls (a batch of 10,000 rules stays fast). */
 struct ruleset {
 	struct tb_maps m;
+	struct tb_config cfg;
 	struct tb_rule rules[TB_MAX_RULES];
 };
 
@@ -35,13 +36,15 @@ struct rule_spec {
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
 int ruleset_load(struct ruleset *rs, const struct tb_maps *m);
-int ruleset_find(const struct ruleset *rs, const struct tb_prefix *p);
-/* Create or change a rule. A changed rate or burst keeps every bucket's
- * level; a new rule, or a new cost unit, starts its shared bucket full.
- * Returns the rule's slot or -errno. */
+/* The live slot of p's rule, or -1. */
+int ruleset_find(struct ruleset *rs, const struct tb_prefix *p);
+/* Create or change a rule: written to a fresh slot, then published in one
+ * step, then the old slot retired. A changed rate or burst keeps every
+ * bucket's level; a new prefix, or a new cost unit, starts its shared
+ * bucket full. Returns the rule's slot or -errno. */
 int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s);
 int ruleset_del(struct ruleset *rs, const struct tb_prefix *p);
-/* Invalidate every bucket's cached rule slot. */
-int config_bump_gen(const struct tb_maps *m);
+/* The default rule's slot, or -1. */
+int ruleset_default(const struct ruleset *rs);
 
 #endif

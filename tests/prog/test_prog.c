@@ -393,6 +393,51 @@ static void rate_change_keeps_bucket_state(void)
 	teardown();
 }
 
+static void rule_change_publishes_a_fresh_slot(void)
+{
+	struct tb_rule r;
+	struct frame f;
+	char src[32];
+	int before, after, passed = 0;
+
+	setup();
+	before = set_rule("198.18.15.0/24", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
+	for (int i = 1; i <= 2; i++) {
+		snprintf(src, sizeof(src), "198.18.15.%d", i);
+		frame_ipv4_len(&f, src, 1000);
+		passed += pass_count(xdp_fd, &f, 2, XDP_PASS);
+	}
+	CHECK_EQ(passed, 3, "shared /24 drained");
+	after = set_rule("198.18.15.0/24", 2000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
+	CHECK(after != before, "the change went to a fresh slot (%d -> %d)", before, after);
+	CHECK(!bpf_map_lookup_elem(rs->m.rules, &before, &r) && !r.in_use, "the old slot is retired");
+	CHECK(r.r.rate == 1000 && r.burst == 3000, "and otherwise left as it was");
+	CHECK_EQ(rs->rules[after].shared, r.shared, "the prefix keeps its shared bucket");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "no fresh burst after the change");
+	teardown();
+}
+
+static void interrupted_change_resolves_to_the_published_slot(void)
+{
+	struct tb_prefix p;
+	struct tb_rule r;
+	char err[64];
+	int live, stale;
+
+	setup();
+	live = set_rule("198.18.16.0/24", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	/* A tbctl that died after writing a new slot, before publishing it. */
+	stale = live + 1;
+	r = rs->rules[live];
+	r.burst = 9999;
+	CHECK(!bpf_map_update_elem(rs->m.rules, &stale, &r, BPF_ANY), "write a stray slot");
+	CHECK(!ruleset_load(rs, &rs->m), "reload rules");
+	prefix_parse("198.18.16.0/24", &p, err, sizeof(err));
+	CHECK_EQ(ruleset_find(rs, &p), live, "the published slot is found");
+	CHECK(!bpf_map_lookup_elem(rs->m.rules, &stale, &r) && !r.in_use, "the stray slot is retired");
+	teardown();
+}
+
 static void packets_cost_mode(void)
 {
 	struct frame small, big;
@@ -533,6 +578,8 @@ TEST_LIST(
 	T(shared_scope_caps_the_prefix),
 	T(monitor_counts_and_passes),
 	T(rate_change_keeps_bucket_state),
+	T(rule_change_publishes_a_fresh_slot),
+	T(interrupted_change_resolves_to_the_published_slot),
 	T(packets_cost_mode),
 	T(tc_program_polices),
 	T(destination_key_variant),
