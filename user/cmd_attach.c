@@ -34,9 +34,11 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 	v = kw_get(kws, "mode");
 	if (v && (a->mode = choose("attach", "mode", v, mode_names)) < 0)
 		return EXIT_USAGE;
+	a->has_mode = v;
 	v = kw_get(kws, "key");
 	if (v && (a->key = choose("attach", "key", v, key_names)) < 0)
 		return EXIT_USAGE;
+	a->has_key = v;
 	v = kw_get(kws, "max-addrs");
 	if (v) {
 		char *end;
@@ -129,8 +131,9 @@ static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool
 	}
 }
 
-static int run_attach(const struct cmd_args *a)
+static int run_attach(const struct cmd_args *args)
 {
+	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -163,6 +166,10 @@ static int run_attach(const struct cmd_args *a)
 			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
 			return 1;
 		}
+		if (!a->has_mode)
+			a->mode = cfg.mode;
+		if (!a->has_key)
+			a->key = cfg.key;
 		if (cfg.mode != a->mode || cfg.key != a->key) {
 			out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
 				  a->dev, mode_names[cfg.mode], key_names[cfg.key]);

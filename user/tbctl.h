@@ -18,9 +18,11 @@ struct cmd_args {
 	const struct command *cmd;
 	char dev[IF_NAMESIZE];
 	bool has_dev;
-	/* attach */
+	/* attach; a re-attach keeps the mode and key not given */
 	int mode;
 	int key;
+	bool has_mode;
+	bool has_key;
 	__u32 max_addrs;       /* 0: keep the pinned table's, or the default */
 	/* rule set / del */
 	struct tb_prefix prefix;

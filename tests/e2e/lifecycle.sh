@@ -42,7 +42,7 @@ flood 4
 sleep 2
 id_before=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
 count_before=$(show_field "$S" passed_packets)
-check "re-attach mid-flow" tb attach dev "$DEV_R" mode tc-ingress
+check "re-attach mid-flow (mode and key kept from the attachment)" tb attach dev "$DEV_R"
 id_after=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
 wait $fpid
 t1=$(now_ms)
