@@ -34,4 +34,31 @@ int tb_tc(struct __sk_buff *skb)
 	return tb_police(data, data_end, skb->len) == TB_DROP ? TC_ACT_SHOT : TC_ACT_UNSPEC;
 }
 
+struct bpf_map;
+
+static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *b,
+			  void *ctx)
+{
+	__u32 stripe = tb_lock_index(key);
+	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+
+	if (lk) {
+		bpf_spin_lock(&lk->lock);
+		__builtin_memset(&b->c, 0, sizeof(b->c));
+		bpf_spin_unlock(&lk->lock);
+	}
+	return 0;
+}
+
+/* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN for "reset counters".
+ * It zeroes every bucket's counters in place under the lock the datapath
+ * takes, so neither a charge in flight nor a bucket's level is lost, as
+ * they would be if user space rewrote the elements. */
+SEC("xdp")
+int tb_reset_counters(struct xdp_md *ctx)
+{
+	bpf_for_each_map_elem(&buckets, zero_counters, 0, 0);
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "GPL";

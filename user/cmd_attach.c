@@ -78,6 +78,26 @@ static void unpin_all(const char *dev)
 	rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
 }
 
+struct tb *open_pinned(const char *dev, __u32 max_addrs)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct tb *skel = tb__open();
+	struct bpf_map *map;
+
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
+	state_dir(dev, dir, sizeof(dir));
+	mkdir(TB_PIN_ROOT, 0700);
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		bpf_map__set_pin_path(map, path);
+	}
+	return skel;
+}
+
 /* Attach prog_fd, atomically replacing our previous program when there is
  * one, so no packet passes unpoliced in between. */
 static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace,
@@ -136,9 +156,7 @@ static int run_attach(const struct cmd_args *args)
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
-	char dir[PATH_MAX], path[PATH_MAX + 32];
 	bool existing, own_qdisc = false;
-	struct bpf_map *map;
 	struct tb *skel;
 	int ifindex, err, lock, prog_fd;
 	__u32 zero = 0;
@@ -187,22 +205,12 @@ static int run_attach(const struct cmd_args *args)
 		}
 	}
 
-	skel = tb__open();
+	skel = open_pinned(a->dev, existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
 	if (!skel) {
 		out_error("attach dev %s: open BPF object: %s", a->dev, strerror(errno));
 		return 1;
 	}
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
-	bpf_map__set_max_entries(skel->maps.buckets,
-				 existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
-	state_dir(a->dev, dir, sizeof(dir));
-	mkdir(TB_PIN_ROOT, 0700);
-	bpf_object__for_each_map(map, skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		bpf_map__set_pin_path(map, path);
-	}
 	err = tb__load(skel);
 	if (err) {
 		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
+#include "tb.skel.h"
 #include "output.h"
 #include "state.h"
 #include "tbctl.h"
@@ -319,29 +320,31 @@ static int parse_reset(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
-struct reset_ctx {
-	const struct tb_maps *m;
-	int what;
-	int err;
-};
-
-/* Per-address buckets cannot share the datapath's lock from user space:
- * a counter reset rewrites the element, and charges landing in between
- * are lost from the counters (never from the limit's favour: see README). */
-static int reset_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+/* Buckets are forgotten by deleting them: every address starts full. */
+static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
 {
-	struct reset_ctx *r = ctx;
-	struct tb_bucket nb = *b;
+	const struct tb_maps *m = ctx;
 
-	if (r->what == RESET_BUCKETS) {
-		if (bpf_map_delete_elem(r->m->buckets, k) && errno != ENOENT)
-			r->err = -errno;
-		return r->err;
-	}
-	memset(&nb.c, 0, sizeof(nb.c));
-	if (bpf_map_update_elem(r->m->buckets, k, &nb, BPF_EXIST) && errno != ENOENT)
-		r->err = -errno;
-	return r->err;
+	(void)b;
+	return bpf_map_delete_elem(m->buckets, k) && errno != ENOENT ? -errno : 0;
+}
+
+/* Per-address counters are zeroed by the datapath's own reset program,
+ * under the datapath's locks, so no charge in flight is lost. */
+static int zero_address_counters(const char *dev, __u32 max_addrs)
+{
+	struct frame { unsigned char b[64]; } f = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = sizeof(f.b), .repeat = 1);
+	struct tb *skel = open_pinned(dev, max_addrs);
+	int err;
+
+	if (!skel)
+		return -errno;
+	err = tb__load(skel);
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o))
+		err = -errno;
+	tb__destroy(skel);
+	return err;
 }
 
 static int reset_shared(const struct tb_maps *m, int what)
@@ -364,33 +367,39 @@ static int reset_shared(const struct tb_maps *m, int what)
 	return 0;
 }
 
+static int zero_stats(const struct tb_maps *m)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_stats *zero;
+	__u32 key = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	zero = calloc(ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->stats, &key, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
 static int run_reset(const struct cmd_args *a)
 {
-	struct reset_ctx r;
 	struct tb_maps m;
 	int err;
 
 	if (open_attached("reset", a->dev, &m))
 		return 1;
-	r = (struct reset_ctx){ .m = &m, .what = a->reset };
 	err = ruleset_load(&rs, &m);
-	if (!err)
-		err = buckets_foreach(&m, reset_bucket, &r);
-	if (!err)
-		err = r.err;
+	if (!err && a->reset == RESET_BUCKETS)
+		err = buckets_foreach(&m, delete_bucket, &m);
+	if (!err && a->reset == RESET_COUNTERS)
+		err = zero_address_counters(a->dev, rs.cfg.max_addrs);
 	if (!err)
 		err = reset_shared(&m, a->reset);
-	if (!err && a->reset == RESET_COUNTERS) {
-		int ncpu = libbpf_num_possible_cpus();
-		struct tb_stats *zero = calloc(ncpu > 0 ? ncpu : 1, sizeof(*zero));
-		__u32 key = 0;
-
-		if (!zero || ncpu < 0)
-			err = -ENOMEM;
-		else if (bpf_map_update_elem(m.stats, &key, zero, BPF_ANY))
-			err = -errno;
-		free(zero);
-	}
+	if (!err && a->reset == RESET_COUNTERS)
+		err = zero_stats(&m);
 	maps_close(&m);
 	if (err) {
 		out_error("reset dev %s: %s", a->dev, strerror(-err));

@@ -64,6 +64,10 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
 /* Pick value among choices (exact match); -1 after reporting. */
 int choose(const char *cmd, const char *what, const char *value, const char *const *choices);
 
+/* The BPF object (opened, not loaded) with its maps bound to dev's pins,
+ * which a load reuses when they exist and creates when not. */
+struct tb;
+struct tb *open_pinned(const char *dev, __u32 max_addrs);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
 

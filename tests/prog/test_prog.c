@@ -438,6 +438,32 @@ static void interrupted_change_resolves_to_the_published_slot(void)
 	teardown();
 }
 
+static void reset_program_zeroes_counters_in_place(void)
+{
+	const struct tb_counters zero = {};
+	struct tb_bucket before, after, v6;
+	struct frame f;
+
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.17.1", 1000);
+	pass_count(xdp_fd, &f, 5, XDP_PASS);
+	frame_ipv6_len(&f, "2001:db8::17", 1000);
+	pass_count(xdp_fd, &f, 2, XDP_PASS);
+	before = bucket_of("198.18.17.1");
+	CHECK_EQ(run(bpf_program__fd(skel->progs.tb_reset_counters), &f), XDP_PASS, "reset program ran");
+	after = bucket_of("198.18.17.1");
+	v6 = bucket_of("2001:db8::17");
+	CHECK(before.c.dropped_packets == 2, "counted before the reset");
+	CHECK(!memcmp(&after.c, &zero, sizeof(zero)), "IPv4 bucket's counters zeroed");
+	CHECK(!memcmp(&v6.c, &zero, sizeof(zero)), "IPv6 bucket's counters zeroed");
+	CHECK(after.lvl.tokens == before.lvl.tokens && after.lvl.last_ns == before.lvl.last_ns,
+	      "level untouched");
+	frame_ipv4_len(&f, "198.18.17.1", 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the drained bucket stays drained");
+	teardown();
+}
+
 static void packets_cost_mode(void)
 {
 	struct frame small, big;
@@ -580,6 +606,7 @@ TEST_LIST(
 	T(rate_change_keeps_bucket_state),
 	T(rule_change_publishes_a_fresh_slot),
 	T(interrupted_change_resolves_to_the_published_slot),
+	T(reset_program_zeroes_counters_in_place),
 	T(packets_cost_mode),
 	T(tc_program_polices),
 	T(destination_key_variant),
