@@ -21,7 +21,6 @@
 #define TB_TC_PRIO 0x7b1
 
 #define MAX_ADDRS_MIN 1024
-#define MAX_ADDRS_MAX (64U << 20)
 
 static int parse_attach(int argc, char **argv, struct cmd_args *a)
 {
@@ -40,16 +39,7 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 		return EXIT_USAGE;
 	a->has_key = v;
 	v = kw_get(kws, "max-addrs");
-	if (v) {
-		char *end;
-		unsigned long n = strtoul(v, &end, 10);
-
-		if (*end || !*v || v[0] == '-' || n < MAX_ADDRS_MIN || n > MAX_ADDRS_MAX)
-			return usage_error("attach", "invalid max-addrs \"%s\" (%u..%u)", v,
-					   MAX_ADDRS_MIN, MAX_ADDRS_MAX);
-		a->max_addrs = n;
-	}
-	return 0;
+	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
 }
 
 static __u32 xdp_flags(int mode)

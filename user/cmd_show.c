@@ -130,14 +130,8 @@ static int parse_show(int argc, char **argv, struct cmd_args *a)
 			return usage_error("show", "invalid address \"%s\"", v);
 		a->has_addr = true;
 	}
-	if ((v = kw_get(kws, "top"))) {
-		char *end;
-		unsigned long n = strtoul(v, &end, 10);
-
-		if (!*v || *end || v[0] == '-' || !n || n > 100000000)
-			return usage_error("show", "invalid top \"%s\" (a count from 1)", v);
-		a->top = n;
-	}
+	if ((v = kw_get(kws, "top")) && parse_count("show", "top", v, 1, MAX_ADDRS_MAX, &a->top))
+		return EXIT_USAGE;
 	if ((v = kw_get(kws, "sort")) && (a->sort = choose("show", "sort", v, sort_names)) < 0)
 		return EXIT_USAGE;
 	return 0;
@@ -367,23 +361,6 @@ static int reset_shared(const struct tb_maps *m, int what)
 	return 0;
 }
 
-static int zero_stats(const struct tb_maps *m)
-{
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct tb_stats *zero;
-	__u32 key = 0;
-
-	if (ncpu < 0)
-		return ncpu;
-	zero = calloc(ncpu, sizeof(*zero));
-	if (!zero)
-		return -ENOMEM;
-	if (bpf_map_update_elem(m->stats, &key, zero, BPF_ANY))
-		err = -errno;
-	free(zero);
-	return err;
-}
-
 static int run_reset(const struct cmd_args *a)
 {
 	struct tb_maps m;
@@ -399,7 +376,7 @@ static int run_reset(const struct cmd_args *a)
 	if (!err)
 		err = reset_shared(&m, a->reset);
 	if (!err && a->reset == RESET_COUNTERS)
-		err = zero_stats(&m);
+		err = stats_zero(&m);
 	maps_close(&m);
 	if (err) {
 		out_error("reset dev %s: %s", a->dev, strerror(-err));

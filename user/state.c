@@ -119,18 +119,39 @@ int state_read_config(const struct tb_maps *m, struct tb_config *cfg)
 	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
 }
 
+/* A zeroed buffer with one struct tb_stats per possible CPU. */
+static struct tb_stats *percpu_stats(int *ncpu)
+{
+	*ncpu = libbpf_num_possible_cpus();
+	if (*ncpu < 0) {
+		errno = -*ncpu;
+		return NULL;
+	}
+	return calloc(*ncpu, sizeof(struct tb_stats));
+}
+
+int stats_zero(const struct tb_maps *m)
+{
+	int ncpu, err = 0;
+	struct tb_stats *zero = percpu_stats(&ncpu);
+	__u32 key = 0;
+
+	if (!zero)
+		return -errno;
+	if (bpf_map_update_elem(m->stats, &key, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
 int stats_sum(const struct tb_maps *m, struct tb_stats *out)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct tb_stats *per;
+	int ncpu, err = 0;
+	struct tb_stats *per = percpu_stats(&ncpu);
 	__u32 zero = 0;
-	int err = 0;
 
-	if (ncpu < 0)
-		return ncpu;
-	per = calloc(ncpu, sizeof(*per));
 	if (!per)
-		return -ENOMEM;
+		return -errno;
 	memset(out, 0, sizeof(*out));
 	if (bpf_map_lookup_elem(m->stats, &zero, per)) {
 		err = -errno;

@@ -28,6 +28,8 @@ int state_lock(const char *dev);
 int state_open(const char *dev, struct tb_maps *m);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
+/* Overwrite every CPU's counters with zero. */
+int stats_zero(const struct tb_maps *m);
 /* Call fn for every per-address bucket (batched reads); stops when fn
  * returns non-zero. Returns 0 or -errno. */
 int buckets_foreach(const struct tb_maps *m,

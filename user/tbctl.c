@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tbctl: global options, the command table, -batch, and the keyword
  * parsing every command shares. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,6 +62,19 @@ int choose(const char *cmd, const char *what, const char *value, const char *con
 	}
 	usage_error(cmd, "invalid %s \"%s\" (expected %s)", what, value, list);
 	return -1;
+}
+
+int parse_count(const char *cmd, const char *what, const char *v, __u32 min, __u32 max, __u32 *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!isdigit((unsigned char)*v) || *end || errno || n < min || n > max)
+		return usage_error(cmd, "invalid %s \"%s\" (a whole number, %u..%u)", what, v, min, max);
+	*out = n;
+	return 0;
 }
 
 int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char **positional)

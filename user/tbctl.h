@@ -10,6 +10,7 @@
 #include "ruleset.h"
 
 #define EXIT_USAGE 2
+#define MAX_ADDRS_MAX (64U << 20)
 
 enum sort_key { SORT_BYTES, SORT_PASSED, SORT_DROPPED };
 enum reset_what { RESET_COUNTERS = 1, RESET_BUCKETS = 2 };
@@ -30,7 +31,7 @@ struct cmd_args {
 	/* show */
 	struct tb_addr addr;
 	bool has_addr;
-	unsigned top;
+	__u32 top;
 	int sort;
 	/* reset */
 	int reset;
@@ -59,6 +60,8 @@ const char *kw_get(const struct kw *kws, const char *name);
 int parse_dev(const char *cmd, const char *name, struct cmd_args *a);
 /* For commands whose only word is "dev DEV" (optional when asked). */
 int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional);
+/* A whole number in [min, max] for keyword what; EXIT_USAGE after reporting. */
+int parse_count(const char *cmd, const char *what, const char *v, __u32 min, __u32 max, __u32 *out);
 /* Usage error for cmd; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Pick value among choices (exact match); -1 after reporting. */

@@ -42,6 +42,8 @@ expect_fail 2 'invalid prefix length in "198.18.0.0/33"' rule set dev "$DEV_R" 1
 expect_fail 2 'invalid address "198.18.0"' rule set dev "$DEV_R" 198.18.0/24 rate 1mbit
 expect_fail 2 'invalid mode "foo"' attach dev "$DEV_R" mode foo
 expect_fail 2 'invalid max-addrs "12x"' attach dev "$DEV_R" max-addrs 12x
+expect_fail 2 'invalid top "0" (a whole number' show dev "$DEV_R" top 0
+expect_fail 2 'invalid sort "size"' show dev "$DEV_R" sort size
 expect_fail 2 'missing "dev DEV"' stats
 expect_fail 1 'attach dev tbnosuch0: no such device' attach dev tbnosuch0
 expect_fail 1 "rule set dev tbx$ID: not attached" rule set dev "tbx$ID" default rate 1mbit
