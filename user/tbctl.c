@@ -181,35 +181,54 @@ static int match_word(const char *word, const char *const *names, int n, const c
 	return -1;
 }
 
-/* Find the command argv names; *used is how many words it took. */
+/* Find the command argv names in the table; *used is how many words it
+ * took. Names are one word ("show") or two ("rule set"); each word may be
+ * shortened to a unique prefix among its siblings. */
 static const struct command *find_command(int argc, char **argv, int *used)
 {
-	static const char *const top[] = { "attach", "detach", "status", "rule", "show", "stats", "reset", "help" };
-	static const char *const sub[] = { "set", "del", "list" };
-	int t, s;
+	char firsts[N_COMMANDS][16], list[128] = "";
+	const char *words[N_COMMANDS + 1], *subwords[N_COMMANDS];
+	const struct command *subs[N_COMMANDS];
+	int n = 0, nsub = 0, w, s;
 
-	t = match_word(argv[0], top, 8, "command");
-	if (t < 0)
+	for (int i = 0; i < N_COMMANDS; i++) {
+		snprintf(firsts[n], sizeof(firsts[n]), "%.*s", (int)strcspn(commands[i]->name, " "),
+			 commands[i]->name);
+		if (!n || strcmp(firsts[n], firsts[n - 1])) {
+			words[n] = firsts[n];
+			n++;
+		}
+	}
+	words[n++] = "help";
+	w = match_word(argv[0], words, n, "command");
+	if (w < 0)
 		return NULL;
+	if (w == n - 1) {
+		usage(stdout);
+		exit(0);
+	}
 	*used = 1;
-	switch (t) {
-	case 0: return &cmd_attach;
-	case 1: return &cmd_detach;
-	case 2: return &cmd_status;
-	case 4: return &cmd_show;
-	case 5: return &cmd_stats;
-	case 6: return &cmd_reset;
-	case 7: usage(stdout); exit(0);
+	for (int i = 0; i < N_COMMANDS; i++) {
+		const char *name = commands[i]->name, *sp = strchr(name, ' ');
+
+		if ((size_t)(sp ? sp - name : (long)strlen(name)) != strlen(words[w]) ||
+		    strncmp(name, words[w], strlen(words[w])))
+			continue;
+		if (!sp)
+			return commands[i];
+		subs[nsub] = commands[i];
+		subwords[nsub++] = sp + 1;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", nsub > 1 ? ", " : "", sp + 1);
 	}
 	if (argc < 2) {
-		out_error("rule: missing subcommand (set, del, list)");
+		out_error("%s: missing subcommand (%s)", words[w], list);
 		return NULL;
 	}
-	s = match_word(argv[1], sub, 3, "rule subcommand");
+	s = match_word(argv[1], subwords, nsub, "subcommand");
 	if (s < 0)
 		return NULL;
 	*used = 2;
-	return s == 0 ? &cmd_rule_set : s == 1 ? &cmd_rule_del : &cmd_rule_list;
+	return subs[s];
 }
 
 static int parse_command(int argc, char **argv, struct cmd_args *a)
