@@ -74,8 +74,9 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
-static int rule_error(const char *cmd, const struct cmd_args *a, int err)
+static int rule_error(const struct cmd_args *a, int err)
 {
+	const char *cmd = a->cmd->name;
 	char p[64];
 
 	prefix_format(&a->prefix, p, sizeof(p));
@@ -90,18 +91,20 @@ static int rule_error(const char *cmd, const struct cmd_args *a, int err)
 
 static struct ruleset rs;
 
-static int run_rule_set(const struct cmd_args *a)
+/* rule set and rule del: one change to the device's rules. */
+static int run_rule_change(const struct cmd_args *a)
 {
 	struct tb_maps m;
 	int err;
 
-	if (open_attached("rule set", a->dev, &m))
+	if (open_attached(a->cmd->name, a->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
 	if (!err)
-		err = ruleset_set(&rs, &a->prefix, &a->spec);
+		err = a->cmd == &cmd_rule_set ? ruleset_set(&rs, &a->prefix, &a->spec) :
+						 ruleset_del(&rs, &a->prefix);
 	maps_close(&m);
-	return err < 0 ? rule_error("rule set", a, err) : 0;
+	return err < 0 ? rule_error(a, err) : 0;
 }
 
 static int parse_rule_del(int argc, char **argv, struct cmd_args *a)
@@ -113,20 +116,6 @@ static int parse_rule_del(int argc, char **argv, struct cmd_args *a)
 	if (rc || (rc = parse_dev("rule del", kw_get(kws, "dev"), a)))
 		return rc;
 	return parse_prefix("rule del", prefix, &a->prefix);
-}
-
-static int run_rule_del(const struct cmd_args *a)
-{
-	struct tb_maps m;
-	int err;
-
-	if (open_attached("rule del", a->dev, &m))
-		return 1;
-	err = ruleset_load(&rs, &m);
-	if (!err)
-		err = ruleset_del(&rs, &a->prefix);
-	maps_close(&m);
-	return err ? rule_error("rule del", a, err) : 0;
 }
 
 static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
@@ -207,12 +196,12 @@ static int run_rule_list(const struct cmd_args *a)
 }
 
 const struct command cmd_rule_set = {
-	"rule set", parse_rule_set, run_rule_set,
+	"rule set", parse_rule_set, run_rule_change,
 	"dev DEV {default|PREFIX} rate RATE [burst SIZE] [cost bytes|packets] "
 	"[action drop|monitor] [scope per-address|shared]",
 	true,
 };
 const struct command cmd_rule_del = {
-	"rule del", parse_rule_del, run_rule_del, "dev DEV {default|PREFIX}", true,
+	"rule del", parse_rule_del, run_rule_change, "dev DEV {default|PREFIX}", true,
 };
 const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true };
