@@ -10,15 +10,15 @@ ARCH_INC := -I/usr/include/$(ARCH)-linux-gnu
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror $(ARCH_INC) -Ibpf
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD) $(ARCH_INC)
-LDLIBS  := -lbpf -lelf -lz
+LDLIBS  := -lbpf -lelf -lz -lmnl
 
 BPF_HDRS := $(wildcard bpf/*.h)
-USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c
+USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c
 TBCTL_SRC := user/tbctl.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c $(USER_LIB)
 USER_HDRS := $(wildcard user/*.h)
 
 TBCTL   := $(BUILD)/tbctl
-UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
+UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 

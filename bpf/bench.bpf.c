@@ -36,11 +36,11 @@ int bench_floor(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	struct tb_addr key = {};
-	int cls = tb_parse(data, data_end, 0, &key);
+	struct tb_pkt pkt = {};
+	int cls = tb_parse(data, data_end, 0, &pkt);
 
 	if (cls == TB_CLASS_IPV4 || cls == TB_CLASS_IPV6)
-		floor_addr(&key, bpf_ktime_get_ns());
+		floor_addr(&pkt.key, bpf_ktime_get_ns());
 	return XDP_PASS;
 }
 
@@ -64,8 +64,12 @@ static long many_step(__u32 i, void *arg)
 
 	if (many_floor)
 		floor_addr(&key, now);
-	else
-		tb_police_addr(c->st, c->cfg, &key, TB_CLASS_IPV6, 64, now);
+	else {
+		struct tb_terms t = { .rnd = bpf_get_prandom_u32() };
+		__u64 depart;
+
+		tb_police_addr(c->st, c->cfg, &key, TB_CLASS_IPV6, 64, 1, &t, now, &depart);
+	}
 	return 0;
 }
 

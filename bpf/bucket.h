@@ -52,15 +52,60 @@ static __always_inline int tb_charge(struct tb_level *l, __u64 now,
 	return 0;
 }
 
+/* Take cost nano-units that are not all there yet: the bucket goes into
+ * debt by moving its refill clock ahead, to the instant the missing tokens
+ * will have arrived, and returns that instant. Until then refills credit
+ * nothing (elapsed is clamped at zero), so over any window the bucket
+ * still hands out no more than its rate beyond what it held. The division
+ * is on the delay path only (action shape, oversized aggregates). */
+static __always_inline __u64 tb_defer(struct tb_level *l, __u64 now, __u64 cost,
+				      const struct tb_rate *r)
+{
+	__u64 base = now > l->last_ns ? now : l->last_ns;
+	__u64 tokens = tb_refill(l, base, r), wait;
+
+	if (tokens >= cost) {
+		l->tokens = tokens - cost;
+		l->last_ns = base;
+		return base;
+	}
+	wait = (cost - tokens + r->rate - 1) / r->rate;
+	/* tokens + wait * rate - cost < rate: what the rounding up left over. */
+	l->tokens = tokens + wait * r->rate - cost;
+	l->last_ns = base + wait;
+	return l->last_ns;
+}
+
+/* The early congestion signal for a packet that finds the bucket at level
+ * tokens: 1 with probability TB_EARLY_PMAX/2^32 * (early - tokens)/early
+ * below r->early, given rnd uniform on 32 bits. Signalling a few packets
+ * while tokens remain lets TCP back off by fast retransmit, with tokens
+ * left for the retransmission, instead of losing a whole train to an empty
+ * bucket and waiting out a timeout. Both products stay below 2^64:
+ * early >> early_shift < 2^32. */
+static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32 rnd)
+{
+	__u64 span, depth;
+
+	if (tokens >= r->early)
+		return 0;
+	span = r->early >> r->early_shift;
+	depth = (r->early - tokens) >> r->early_shift;
+	return (__u64)rnd * span < depth * TB_EARLY_PMAX;
+}
+
 /* The precomputed form of "rate units/s, burst units". Control plane only:
  * the division here is what keeps the packet path free of one. */
 static inline struct tb_rate tb_rate_make(__u64 rate, __u64 burst)
 {
-	struct tb_rate r;
+	struct tb_rate r = {};
 
 	r.rate = rate;
 	r.cap = burst * TB_NANO;
 	r.fill_ns = (r.cap + rate - 1) / rate;
+	r.early = r.cap / TB_EARLY_DIV;
+	while (r.early >> r.early_shift >= (1ULL << 32))
+		r.early_shift++;
 	return r;
 }
 

@@ -37,14 +37,36 @@ struct vlan_tag {
 };
 
 /* linux/in.h would clash with the host's netinet/in.h in unit tests. */
+#define TB_IPPROTO_TCP 6
+#define TB_IPPROTO_UDP 17
 #define TB_IPPROTO_ICMPV6 58
+
+/* What the policy needs of a packet besides its class. */
+struct tb_pkt {
+	struct tb_addr key;
+	__u16 l3;       /* offset of the IP header */
+	__u16 l4;       /* offset past the IP header (IPv6: its fixed header) */
+	__u8 proto;     /* IPv4 protocol, IPv6 next header */
+	__u8 ecn;       /* the ECN field: TOS or traffic class & 3 */
+};
+
+/* Largest offsets the parser produces: Ethernet and two tags, then an IPv4
+ * header with options. Checked again before use as packet offsets, so the
+ * verifier knows their bounds. */
+#define TB_L3_MAX (14 + 2 * 4)
+#define TB_L4_MAX (TB_L3_MAX + 60)
+
+/* ECN codepoints (RFC 3168). */
+#define TB_ECN_NOT_ECT 0
+#define TB_ECN_CE 3
 
 /* IPv4-mapped prefix ::ffff:0:0/96, third word. */
 #define TB_V4MAPPED_W2 tb_htonl(0x0000ffff)
 
 static __always_inline int tb_parse(const void *data, const void *data_end,
-				    int use_dst, struct tb_addr *key)
+				    int use_dst, struct tb_pkt *pkt)
 {
+	struct tb_addr *key = &pkt->key;
 	const struct ethhdr *eth = data;
 	const void *cur = eth + 1;
 	__u16 proto;
@@ -76,6 +98,10 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 			return TB_CLASS_MALFORMED;
 		if ((const char *)cur + hlen > (const char *)data_end)
 			return TB_CLASS_MALFORMED;
+		pkt->l3 = (const char *)cur - (const char *)data;
+		pkt->l4 = pkt->l3 + hlen;
+		pkt->proto = ip->protocol;
+		pkt->ecn = ip->tos & 3;
 		key->w[0] = 0;
 		key->w[1] = 0;
 		key->w[2] = TB_V4MAPPED_W2;
@@ -90,6 +116,10 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 			return TB_CLASS_MALFORMED;
 		if (ip6->version != 6)
 			return TB_CLASS_MALFORMED;
+		pkt->l3 = (const char *)cur - (const char *)data;
+		pkt->l4 = pkt->l3 + sizeof(*ip6);
+		pkt->proto = ip6->nexthdr;
+		pkt->ecn = (ip6->flow_lbl[0] >> 4) & 3;
 		a = use_dst ? &ip6->daddr : &ip6->saddr;
 		key->w[0] = a->in6_u.u6_addr32[0];
 		key->w[1] = a->in6_u.u6_addr32[1];
@@ -113,6 +143,25 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		return TB_CLASS_IPV6;
 	}
 	return TB_CLASS_NONIP;
+}
+
+/* Length of every header a segment of this packet carries (link, IP,
+ * TCP or UDP): what GSO repeats in front of each segment. 0 when the
+ * transport header is not one of those, or not in [data, data_end). */
+static __always_inline __u32 tb_headers_len(const void *data, const void *data_end,
+					    const struct tb_pkt *pkt)
+{
+	const __u8 *l4;
+
+	if (pkt->l4 > TB_L4_MAX)
+		return 0;
+	l4 = (const __u8 *)data + pkt->l4;
+	if (pkt->proto == TB_IPPROTO_UDP)
+		return (const void *)(l4 + 8) <= data_end ? pkt->l4 + 8u : 0;
+	if (pkt->proto != TB_IPPROTO_TCP || (const void *)(l4 + 13) > data_end)
+		return 0;
+	/* TCP data offset: the high nibble of byte 12, in 32-bit words. */
+	return pkt->l4 + (l4[12] >> 4) * 4u;
 }
 
 #endif

@@ -5,17 +5,21 @@
 #define TB_POLICY_H
 
 #include "maps.h"
-#include "bucket.h"
+#include "charge.h"
 #include "parse.h"
 
 enum tb_verdict {
 	TB_PASS,
 	TB_DROP,
+	TB_MARK,        /* pass with ECN CE set */
 };
 
 /* Set by tbctl before load: charge the destination address (egress caps
  * per client) instead of the source. */
 const volatile __u8 tb_key_dst = 0;
+/* Set by tbctl for mode tc-egress, where fq honours skb->tstamp: only
+ * there can action shape delay a packet. */
+const volatile __u8 tb_egress = 0;
 
 #define TB_LOCK_SHIFT 10
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
@@ -56,91 +60,98 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
 	return rule;
 }
 
-/* What the charge needs of a rule and a packet, worked out before the
- * lock is taken so the locked section is arithmetic only. */
-struct tb_terms {
-	struct tb_rate r;
-	__u64 cost;     /* nano-units this packet takes */
-	__u8 unit;
-	__u8 monitor;
-};
-
 static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len,
 					struct tb_terms *t)
 {
 	t->r = rule->r;
 	t->unit = rule->cost;
 	t->cost = rule->cost == TB_COST_PACKETS ? TB_NANO : len * TB_NANO;
-	t->monitor = rule->action == TB_ACTION_MONITOR;
+	t->action = rule->action;
+	t->horizon_ns = rule->horizon_ns;
+	t->early = rule->r.early && rule->action != TB_ACTION_MONITOR;
 }
 
-/* Charge and count; the caller holds the bucket's lock. Returns 1 when the
- * packet fitted, 0 when it did not. */
+/* Charge and count in the bucket; the caller holds its lock. */
 static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms *t,
-				      __u64 now, __u64 len)
+				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
+	int out;
+
 	if (b->cost != t->unit) {
 		/* The level is in the other unit; nothing carries over. */
 		tb_fill(&b->lvl, now, &t->r);
 		b->cost = t->unit;
 	}
-	if (tb_charge(&b->lvl, now, t->cost, &t->r)) {
-		b->c.passed_packets++;
+	out = tb_decide(&b->lvl, t, now, depart);
+	if (out <= TB_DELAYED) {
+		b->c.passed_packets += pkts;
 		b->c.passed_bytes += len;
-		return 1;
-	}
-	if (t->monitor) {
-		b->c.monitored_packets++;
+	} else if (t->action == TB_ACTION_MONITOR) {
+		b->c.monitored_packets += pkts;
 		b->c.monitored_bytes += len;
 	} else {
-		b->c.dropped_packets++;
+		b->c.dropped_packets += pkts;
 		b->c.dropped_bytes += len;
 	}
-	return 0;
+	return out;
 }
 
-static __always_inline void tb_count(struct tb_stats *st, int fit,
-				     const struct tb_terms *t, __u64 len)
+/* Count the outcome globally and turn it into the hook's verdict. */
+static __always_inline int tb_count(struct tb_stats *st, int out,
+				    const struct tb_terms *t, __u64 len, __u32 pkts)
 {
-	if (fit) {
-		st->c.passed_packets++;
-		st->c.passed_bytes += len;
-	} else if (t->monitor) {
-		st->c.monitored_packets++;
-		st->c.monitored_bytes += len;
-	} else {
-		st->c.dropped_packets++;
-		st->c.dropped_bytes += len;
+	switch (out) {
+	case TB_MARKED:
+		st->marked_packets += pkts;
+		break;
+	case TB_DELAYED:
+		st->delayed_packets += pkts;
+		break;
+	case TB_EARLY:
+		st->early_dropped_packets += pkts;
+		break;
 	}
+	if (out <= TB_DELAYED) {
+		st->c.passed_packets += pkts;
+		st->c.passed_bytes += len;
+		return out == TB_MARKED ? TB_MARK : TB_PASS;
+	}
+	if (t->action == TB_ACTION_MONITOR) {
+		st->c.monitored_packets += pkts;
+		st->c.monitored_bytes += len;
+		return TB_PASS;
+	}
+	st->c.dropped_packets += pkts;
+	st->c.dropped_bytes += len;
+	return TB_DROP;
 }
 
-static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id,
-					    const struct tb_terms *t, __u64 now, __u64 len)
+static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, const struct tb_terms *t,
+					    __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
 	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &id);
-	int fit;
+	int out;
 
 	if (!sh)
 		return TB_PASS;
 	bpf_spin_lock(&sh->lock);
-	fit = tb_account(&sh->b, t, now, len);
+	out = tb_account(&sh->b, t, now, len, pkts, depart);
 	bpf_spin_unlock(&sh->lock);
-	tb_count(st, fit, t, len);
-	return fit || t->monitor ? TB_PASS : TB_DROP;
+	return tb_count(st, out, t, len, pkts);
 }
 
-/* Charge one IP packet of len bytes to the bucket of address key. Failing
- * open (pass) on the impossible lookups keeps a broken map from
- * blackholing a link. */
+/* Charge one IP packet, pkts segments weighing len bytes on the wire (see
+ * tb_police), to the bucket of address key. Failing open (pass) on the impossible lookups keeps a
+ * broken map from blackholing a link. */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
-					  const struct tb_addr *key, int cls, __u64 len, __u64 now)
+					  const struct tb_addr *key, int cls, __u64 len,
+					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
-	struct tb_terms t;
 	struct tb_bucket *b;
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
 	__u32 id, gen = cfg->gen, stripe;
-	int fit;
+	int out;
 
 	b = bpf_map_lookup_elem(&buckets, key);
 	if (b && b->gen == gen) {
@@ -152,17 +163,17 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	if (!rule) {
 		rule = tb_resolve(cfg, key, cls, &id);
 		if (!rule) {
-			st->unmatched_packets++;
+			st->unmatched_packets += pkts;
 			st->unmatched_bytes += len;
 			return TB_PASS;
 		}
-		tb_terms_of(rule, len, &t);
+		tb_terms_of(rule, len, t);
 		if (rule->scope == TB_SCOPE_SHARED)
-			return tb_shared_charge(st, rule->shared, &t, now, len);
+			return tb_shared_charge(st, rule->shared, t, now, len, pkts, depart);
 		if (!b) {
-			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t.unit };
+			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
 
-			tb_fill(&nb.lvl, now, &t.r);
+			tb_fill(&nb.lvl, now, &t->r);
 			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST))
 				st->buckets_created++;
 			b = bpf_map_lookup_elem(&buckets, key);
@@ -170,7 +181,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				return TB_PASS;
 		}
 	} else {
-		tb_terms_of(rule, len, &t);
+		tb_terms_of(rule, len, t);
 	}
 
 	stripe = tb_lock_index(key);
@@ -180,40 +191,52 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	bpf_spin_lock(&lk->lock);
 	b->gen = gen;
 	b->rule = id;
-	fit = tb_account(b, &t, now, len);
+	out = tb_account(b, t, now, len, pkts, depart);
 	bpf_spin_unlock(&lk->lock);
-	tb_count(st, fit, &t, len);
-	return fit || t.monitor ? TB_PASS : TB_DROP;
+	return tb_count(st, out, t, len, pkts);
 }
 
-/* The whole policy for one frame of len bytes. */
-static __always_inline int tb_police(const void *data, const void *data_end, __u64 len)
+/* The whole policy for one frame of len bytes. A GSO/GRO packet of segs
+ * segments is charged and counted as its segments on the wire: each
+ * repeats the headers. On TB_MARK the hook sets CE (ecn.h); on a later
+ * departure *depart is set. */
+static __always_inline int tb_police(const void *data, const void *data_end, __u64 len,
+				     __u32 segs, int can_delay, struct tb_pkt *pkt, int *cls,
+				     __u64 *depart)
 {
-	struct tb_addr key = {};
+	struct tb_terms t = {};
 	struct tb_stats *st;
 	struct tb_config *cfg;
 	__u32 zero = 0;
-	int cls;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!st || !cfg)
 		return TB_PASS;
 
-	cls = tb_parse(data, data_end, tb_key_dst, &key);
-	if (cls == TB_CLASS_NONIP) {
+	*cls = tb_parse(data, data_end, tb_key_dst, pkt);
+	if (*cls == TB_CLASS_NONIP) {
 		st->nonip_packets++;
 		return TB_PASS;
 	}
-	if (cls == TB_CLASS_ND) {
+	if (*cls == TB_CLASS_ND) {
 		st->nd_packets++;
 		return TB_PASS;
 	}
-	if (cls == TB_CLASS_MALFORMED) {
+	if (*cls == TB_CLASS_MALFORMED) {
 		st->malformed_packets++;
 		return TB_PASS;
 	}
-	return tb_police_addr(st, cfg, &key, cls, len, bpf_ktime_get_ns());
+	if (segs > 1) {
+		t.aggregate = 1;
+		len += (__u64)(segs - 1) * tb_headers_len(data, data_end, pkt);
+	} else {
+		segs = 1;
+	}
+	t.ect = pkt->ecn != TB_ECN_NOT_ECT;
+	t.can_delay = can_delay;
+	t.rnd = bpf_get_prandom_u32();
+	return tb_police_addr(st, cfg, &pkt->key, *cls, len, segs, &t, bpf_ktime_get_ns(), depart);
 }
 
 #endif

@@ -3,10 +3,12 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
+#include "ecn.h"
 #include "policy.h"
 
-/* Deepest header the parser reads: Ethernet, two VLAN tags, IPv6. */
-#define TB_PARSE_DEPTH (14 + 2 * 4 + 40)
+/* Deepest header the policy reads: Ethernet, two VLAN tags, IPv4 with
+ * options, TCP with options (for the headers GSO segments repeat). */
+#define TB_PARSE_DEPTH (TB_L4_MAX + 60)
 
 /* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS. */
 SEC("xdp")
@@ -14,24 +16,48 @@ int tb_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	struct tb_pkt pkt = {};
+	__u64 depart = 0;
+	__u16 delta;
+	int cls, v;
 
-	return tb_police(data, data_end, data_end - data) == TB_DROP ? XDP_DROP : XDP_PASS;
+	v = tb_police(data, data_end, data_end - data, 1, 0, &pkt, &cls, &depart);
+	if (v == TB_MARK)
+		tb_ecn_set_ce(data, data_end, &pkt, cls, &delta);
+	return v == TB_DROP ? XDP_DROP : XDP_PASS;
 }
 
-/* Cost is skb->len: the same Ethernet frame at clsact ingress and egress
- * (a GSO packet is charged whole). Headers outside the linear area are
- * pulled in so the parser can see them. */
+/* Cost is skb->len, the same Ethernet frame at clsact ingress and egress;
+ * a GSO/GRO packet adds the headers each further segment repeats. Headers
+ * outside the linear area are pulled in so the parser can see them. Only
+ * on egress is a departure time honoured: fq reads skb->tstamp there. */
 SEC("tc")
 int tb_tc(struct __sk_buff *skb)
 {
 	void *data, *data_end;
+	struct tb_pkt pkt = {};
+	int cls, v;
+	__u64 depart = 0;
+	__u16 delta;
 
 	if (skb->data_end - skb->data < TB_PARSE_DEPTH && skb->len > skb->data_end - skb->data)
 		bpf_skb_pull_data(skb, skb->len < TB_PARSE_DEPTH ? skb->len : TB_PARSE_DEPTH);
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
+	v = tb_police(data, data_end, skb->len, skb->gso_segs, tb_egress, &pkt, &cls, &depart);
+	if (v == TB_DROP)
+		return TC_ACT_SHOT;
+	if (v == TB_MARK) {
+		/* Pointers are stale after any helper: reload them. */
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+		if (tb_ecn_set_ce(data, data_end, &pkt, cls, &delta) && delta)
+			bpf_csum_update(skb, delta);
+	}
+	if (depart > skb->tstamp)
+		skb->tstamp = depart;
 	/* Anything but TC_ACT_SHOT lets other classifiers on the hook run. */
-	return tb_police(data, data_end, skb->len) == TB_DROP ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+	return TC_ACT_UNSPEC;
 }
 
 struct bpf_map;

@@ -28,8 +28,10 @@ enum tb_cost {
 };
 
 enum tb_action {
-	TB_ACTION_DROP = 0,
-	TB_ACTION_MONITOR = 1,
+	TB_ACTION_DROP = 0,     /* early drop as the bucket drains, tail drop when empty */
+	TB_ACTION_MONITOR = 1,  /* count what would be dropped, pass everything */
+	TB_ACTION_MARK = 2,     /* as drop, but ECN-capable packets get CE instead of an early drop */
+	TB_ACTION_SHAPE = 3,    /* tc-egress: delay (skb->tstamp, for fq) instead of dropping */
 };
 
 enum tb_scope {
@@ -55,7 +57,19 @@ struct tb_rate {
 	__u64 rate;     /* units per second == nano-units per ns */
 	__u64 cap;      /* burst in nano-units */
 	__u64 fill_ns;  /* ceil(cap / rate): an idle gap this long fills the bucket */
+	/* The early congestion signal: below this level (nano-units; 0: none)
+	 * a packet is signalled with a probability that rises linearly to
+	 * TB_EARLY_PMAX as the level falls to zero. early >> early_shift fits
+	 * 32 bits, so the draw needs no division (bucket.h, tb_early). */
+	__u64 early;
+	__u32 early_shift;
+	__u32 pad;
 };
+
+/* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
+ * burst, and reaches probability TB_EARLY_PMAX / 2^32 at an empty bucket. */
+#define TB_EARLY_DIV 2
+#define TB_EARLY_PMAX 0xffffffffULL
 
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then
@@ -72,6 +86,7 @@ struct tb_rule {
 	__u8 prefixlen;
 	__u16 shared;       /* shared[] slot, kept by the prefix across changes */
 	__u8 addr[16];      /* network address, 4 or 16 bytes used */
+	__u64 horizon_ns;   /* action shape: the longest delay; later departures drop */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -144,6 +159,8 @@ struct tb_config {
 	__u8 key;       /* enum tb_key */
 	__u8 attached;
 	__u8 own_qdisc; /* tbctl created the clsact qdisc, so detach removes it */
+	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
+	__u8 pad[3];
 };
 
 /* stats[0], per CPU. */
@@ -155,6 +172,9 @@ struct tb_stats {
 	__u64 nd_packets;       /* IPv6 neighbour discovery, passed unpoliced */
 	__u64 malformed_packets;
 	__u64 buckets_created;
+	__u64 early_dropped_packets;  /* of dropped_*: the early signal, not an empty bucket */
+	__u64 marked_packets;         /* passed with CE set (action mark) */
+	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
 };
 
 #endif

@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 
-suites=("$B/tests/test_bucket" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_prog")
+suites=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_prog")
 for t in tests/e2e/*.sh; do
 	[[ -e $t ]] && suites+=("$t")
 done

@@ -4,10 +4,10 @@
 set -euo pipefail
 
 # clang/llvm: compile BPF; bpftool: skeletons; libbpf/libelf/zlib: loader;
-# libjson-c: -j output; iproute2: netns/veth/tc in tests; jq: JSON checks in
+# libjson-c: -j output; libmnl: rtnetlink for the fq qdisc; iproute2: netns/veth/tc in tests; jq: JSON checks in
 # tests; ethtool: NAPI on the benchmark's veth; nftables/iptables: comparators
 # in the benchmark; gnuplot: its charts.
-packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev
+packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps)
 
 missing=()

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "tb.skel.h"
 #include "output.h"
+#include "qdisc.h"
 #include "state.h"
 #include "tbctl.h"
 
@@ -24,7 +25,8 @@
 
 static int parse_attach(int argc, char **argv, struct cmd_args *a)
 {
-	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { 0 } };
+	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { 0 } };
+	static const char *const qdiscs[] = { "fq", NULL };
 	const char *v;
 	int err = kw_parse("attach", argc, argv, kws, NULL);
 
@@ -38,6 +40,10 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 	if (v && (a->key = choose("attach", "key", v, key_names)) < 0)
 		return EXIT_USAGE;
 	a->has_key = v;
+	v = kw_get(kws, "qdisc");
+	if (v && choose("attach", "qdisc", v, qdiscs) < 0)
+		return EXIT_USAGE;
+	a->fq = v;
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
 }
@@ -146,7 +152,7 @@ static int run_attach(const struct cmd_args *args)
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
-	bool existing, own_qdisc = false;
+	bool existing, own_qdisc = false, new_fq = false;
 	struct tb *skel;
 	int ifindex, err, lock, prog_fd;
 	__u32 zero = 0;
@@ -195,12 +201,29 @@ static int run_attach(const struct cmd_args *args)
 		}
 	}
 
+	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {
+		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->dev);
+		return 1;
+	}
+	if (a->fq) {
+		err = qdisc_fq_paces(ifindex);
+		new_fq = err == 0;
+		if (new_fq)
+			err = qdisc_fq_install(ifindex);
+		if (err < 0) {
+			out_error("attach dev %s: install fq as the root qdisc: %s", a->dev,
+				  err == -ENOENT ? "this kernel has no fq qdisc (sch_fq)" : strerror(-err));
+			return 1;
+		}
+	}
+
 	skel = open_pinned(a->dev, existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
 	if (!skel) {
 		out_error("attach dev %s: open BPF object: %s", a->dev, strerror(errno));
 		return 1;
 	}
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
+	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	err = tb__load(skel);
 	if (err) {
 		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),
@@ -210,6 +233,8 @@ static int run_attach(const struct cmd_args *args)
 			out_libbpf_tail(20);
 		if (!existing)
 			unpin_all(a->dev);
+		if (new_fq)
+			qdisc_root_delete(ifindex);
 		tb__destroy(skel);
 		return 1;
 	}
@@ -223,6 +248,7 @@ static int run_attach(const struct cmd_args *args)
 	}
 	/* Config first: the new program may see packets the moment it is hooked. */
 	cfg.attached = 1;
+	cfg.own_fq |= new_fq;
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY)) {
 		out_error("attach dev %s: write config: %s", a->dev, strerror(errno));
 		err = 1;
@@ -234,6 +260,8 @@ static int run_attach(const struct cmd_args *args)
 	}
 	if (err && !existing)
 		unpin_all(a->dev);
+	if (err && new_fq)
+		qdisc_root_delete(ifindex);
 	tb__destroy(skel);
 	return err;
 }
@@ -295,6 +323,8 @@ static int run_detach(const struct cmd_args *a)
 			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 			bpf_tc_hook_destroy(&hook);
 		}
+		if (!err && cfg.own_fq)
+			qdisc_root_delete(cfg.ifindex);
 	}
 	if (err) {
 		out_error("detach dev %s: remove program: %s", a->dev, strerror(-err));
@@ -400,7 +430,7 @@ static int run_status(const struct cmd_args *a)
 
 const struct command cmd_attach = {
 	"attach", parse_attach, run_attach,
-	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N]",
+	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq]",
 	false,
 };
 const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true };

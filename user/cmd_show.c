@@ -264,6 +264,7 @@ static int run_stats(const struct cmd_args *a)
 		"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
 		"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
 		"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
+		"early_dropped_packets", "marked_packets", "delayed_packets",
 	};
 	struct tb_stats s;
 	struct tb_maps m;
@@ -293,8 +294,8 @@ static int run_stats(const struct cmd_args *a)
 	} else {
 		printf("%s:\n", a->dev);
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			printf("  %-20s %llu\n", names[i], (unsigned long long)v[i]);
-		printf("  %-20s %llu\n", "addresses_tracked", (unsigned long long)tracked);
+			printf("  %-22s %llu\n", names[i], (unsigned long long)v[i]);
+		printf("  %-22s %llu\n", "addresses_tracked", (unsigned long long)tracked);
 	}
 	return 0;
 }

@@ -170,8 +170,11 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.scope = s->scope,
 		.family = p->family,
 		.prefixlen = p->len,
+		.horizon_ns = s->horizon_ns,
 	};
 
+	if (!s->early || s->action == TB_ACTION_MONITOR || s->action == TB_ACTION_SHAPE)
+		r.r.early = r.r.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared : free_shared_slot(rs);
 	if (id < 0 || shared < 0)
 		return -ENOSPC;

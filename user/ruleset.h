@@ -29,9 +29,11 @@ struct ruleset {
 struct rule_spec {
 	__u64 rate;     /* units/s */
 	__u64 burst;    /* units */
+	__u64 horizon_ns; /* action shape */
 	__u8 cost;
 	__u8 action;
 	__u8 scope;
+	__u8 early;     /* the early congestion signal (drop, mark) */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);

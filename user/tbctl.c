@@ -18,7 +18,7 @@
 const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress", NULL };
 const char *const key_names[] = { "src", "dst", NULL };
 const char *const cost_names[] = { "bytes", "packets", NULL };
-const char *const action_names[] = { "drop", "monitor", NULL };
+const char *const action_names[] = { "drop", "monitor", "mark", "shape", NULL };
 const char *const scope_names[] = { "per-address", "shared", NULL };
 
 static const struct command *const commands[] = {

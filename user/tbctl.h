@@ -25,6 +25,7 @@ struct cmd_args {
 	bool has_mode;
 	bool has_key;
 	__u32 max_addrs;       /* 0: keep the pinned table's, or the default */
+	bool fq;               /* install fq as the root qdisc (for action shape) */
 	/* rule set / del */
 	struct tb_prefix prefix;
 	struct rule_spec spec;

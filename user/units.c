@@ -46,6 +46,16 @@ static const struct scale packet_sizes[] = {
 	{ 0, 0 },
 };
 
+/* As tc's get_time64(): a bare number is microseconds. To nanoseconds. */
+static const struct scale times[] = {
+	{ "", 1e3L },
+	{ "s", 1e9L }, { "sec", 1e9L }, { "secs", 1e9L },
+	{ "ms", 1e6L }, { "msec", 1e6L }, { "msecs", 1e6L },
+	{ "us", 1e3L }, { "usec", 1e3L }, { "usecs", 1e3L },
+	{ "ns", 1 }, { "nsec", 1 }, { "nsecs", 1 },
+	{ 0, 0 },
+};
+
 static int parse_scaled(const char *s, const struct scale *table, const char *what,
 			__u64 max, __u64 *out, char *err, size_t errlen)
 {
@@ -98,6 +108,24 @@ int parse_size(const char *s, int packets, __u64 *units, char *err, size_t errle
 {
 	return parse_scaled(s, packets ? packet_sizes : byte_sizes, "burst", TB_BURST_MAX,
 			    units, err, errlen);
+}
+
+int parse_time(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen)
+{
+	return parse_scaled(s, times, what, max_ns, ns, err, errlen);
+}
+
+void format_time(__u64 ns, char *buf, size_t len)
+{
+	/* tc's print_time(): the largest unit that keeps it exact. */
+	if (ns >= 1000000000 && ns % 1000000000 == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / 1000000000));
+	else if (ns >= 1000000 && ns % 1000000 == 0)
+		snprintf(buf, len, "%llums", (unsigned long long)(ns / 1000000));
+	else if (ns >= 1000 && ns % 1000 == 0)
+		snprintf(buf, len, "%lluus", (unsigned long long)(ns / 1000));
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 }
 
 void format_rate(__u64 per_sec, int packets, char *buf, size_t len)

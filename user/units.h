@@ -11,6 +11,10 @@
 /* 0 on success; else -1 with err saying what is wrong with s. */
 int parse_rate(const char *s, int packets, __u64 *per_sec, char *err, size_t errlen);
 int parse_size(const char *s, int packets, __u64 *units, char *err, size_t errlen);
+/* A time (tc's units: s, ms, us, ns; a bare number is us) in ns, at most
+ * max_ns; what names the keyword in errors. */
+int parse_time(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen);
+void format_time(__u64 ns, char *buf, size_t len);
 /* tc's style: "10Mbit", "1500bit", "64Kb", "1Mb", "1500b"; "10kpps", "16pkt". */
 void format_rate(__u64 per_sec, int packets, char *buf, size_t len);
 void format_size(__u64 units, int packets, char *buf, size_t len);

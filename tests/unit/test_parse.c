@@ -6,7 +6,11 @@
 
 static int classify(const struct frame *f, size_t len, int dst, struct tb_addr *a)
 {
-	return tb_parse(f->b, f->b + len, dst, a);
+	struct tb_pkt pkt = {};
+	int cls = tb_parse(f->b, f->b + len, dst, &pkt);
+
+	*a = pkt.key;
+	return cls;
 }
 
 static void ipv4_keys_source_and_destination(void)

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What charging one packet decides, for every action: pass, mark, delay,
+ * early drop or tail drop. Pure, so the host tests drive it with a virtual
+ * clock and chosen random draws; the datapath calls it under the bucket's
+ * lock. */
+#ifndef TB_CHARGE_H
+#define TB_CHARGE_H
+
+#include "bucket.h"
+
+enum tb_outcome {
+	TB_FIT,         /* passed; tokens taken */
+	TB_MARKED,      /* passed with CE set by the early signal; tokens taken */
+	TB_DELAYED,     /* passed with a later departure (action shape); tokens taken */
+	TB_EARLY,       /* dropped by the early signal; no tokens taken */
+	TB_OVER,        /* dropped: the bucket cannot pay, or not within the horizon */
+};
+
+/* What the charge needs of a rule and a packet, worked out before the
+ * lock is taken so the locked section is arithmetic only. */
+struct tb_terms {
+	struct tb_rate r;
+	__u64 cost;             /* nano-units this packet takes */
+	__u64 horizon_ns;       /* action shape: the longest delay */
+	__u32 rnd;              /* uniform draw for the early signal */
+	__u8 unit;              /* enum tb_cost */
+	__u8 action;            /* enum tb_action */
+	__u8 early;             /* the early signal applies */
+	__u8 ect;               /* the packet is ECN-capable */
+	__u8 aggregate;         /* a GSO/GRO packet of several segments */
+	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
+};
+
+/* Shape: the departure the bucket can pay for, if it is within the
+ * horizon. A packet beyond it is dropped and changes the level only as a
+ * denial does (refilled to now, timestamp never backwards). */
+static __always_inline int tb_schedule(struct tb_level *l, const struct tb_terms *t, __u64 now,
+				       __u64 *depart)
+{
+	struct tb_level next = *l;
+	__u64 d = tb_defer(&next, now, t->cost, &t->r);
+
+	if (d - now > t->horizon_ns) {
+		l->tokens = tb_refill(l, now, &t->r);
+		if (now > l->last_ns)
+			l->last_ns = now;
+		return TB_OVER;
+	}
+	*l = next;
+	*depart = d;
+	return d > now ? TB_DELAYED : TB_FIT;
+}
+
+/* Charge one packet to level l at time now. *depart is set (action shape)
+ * to the earliest time the packet may leave; untouched otherwise. */
+static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *t, __u64 now,
+				     __u64 *depart)
+{
+	__u64 tokens;
+
+	if (t->action == TB_ACTION_SHAPE && t->can_delay)
+		return tb_schedule(l, t, now, depart);
+	/* The level refilled to now, timestamp written whatever follows. */
+	tokens = tb_refill(l, now, &t->r);
+	l->tokens = tokens;
+	if (now > l->last_ns)
+		l->last_ns = now;
+	if (tokens < t->cost) {
+		/* An aggregate larger than the whole burst could never fit:
+		 * it passes from a full bucket, which then owes the rest. */
+		if (t->aggregate && tokens >= t->r.cap) {
+			tb_defer(l, now, t->cost, &t->r);
+			return TB_FIT;
+		}
+		return TB_OVER;
+	}
+	if (t->early && tb_early(tokens, &t->r, t->rnd)) {
+		if (t->action != TB_ACTION_MARK || !t->ect)
+			return TB_EARLY;
+		l->tokens = tokens - t->cost;
+		return TB_MARKED;
+	}
+	l->tokens = tokens - t->cost;
+	return TB_FIT;
+}
+
+#endif

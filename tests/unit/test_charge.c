@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/* charge.h and ecn.h on the host: the early signal's probability curve,
+ * mark, shape's departure spacing and horizon, and aggregates larger
+ * than the burst, all on a virtual clock. */
+#include <stdlib.h>
+#include "charge.h"
+#include "ecn.h"
+#include "../packets.h"
+#include "../check.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+/* 65,536 draws spread evenly over the 32-bit range. */
+static __u64 signalled(__u64 tokens, const struct tb_rate *r)
+{
+	__u64 n = 0;
+
+	for (__u64 k = 0; k < 65536; k++)
+		n += tb_early(tokens, r, (__u32)(k << 16 | 0x8000));
+	return n;
+}
+
+static void early_signal_rises_linearly_as_the_bucket_drains(void)
+{
+	struct tb_rate r = tb_rate_make(1000000, 100000);
+
+	CHECK_EQ(r.early, 50000 * TB_NANO, "the signal starts at half the burst");
+	CHECK_EQ(signalled(r.cap, &r), 0, "draws signalled at a full bucket");
+	CHECK_EQ(signalled(r.early, &r), 0, "draws signalled at the threshold");
+	for (int pct = 0; pct <= 100; pct += 10) {
+		__u64 level = r.early / 100 * pct;
+		double want = 65536.0 * (100 - pct) / 100;
+		__u64 got = signalled(level, &r);
+
+		CHECK(got + 1 >= want && got <= want + 1,
+		      "level %d%% of the threshold: %llu of 65536 draws signalled, expected %.0f", pct,
+		      (unsigned long long)got, want);
+	}
+}
+
+static void early_signal_curve_holds_at_extreme_bursts(void)
+{
+	/* 16 GiB in nano-units needs a large shift; one packet needs none. */
+	struct tb_rate big = tb_rate_make(TB_RATE_MAX, TB_BURST_MAX);
+	struct tb_rate small = tb_rate_make(1, 1);
+
+	CHECK(big.early >> big.early_shift < (1ULL << 32), "a 16 GiB threshold is shifted to 32 bits");
+	CHECK_EQ(small.early_shift, 0, "shift for a one-packet burst");
+	CHECK_EQ(signalled(big.early / 4, &big), 49152, "draws at a quarter of a 16 GiB threshold");
+	CHECK_EQ(signalled(small.early / 2, &small), 32768, "draws at half a one-packet threshold");
+	CHECK_EQ(signalled(0, &small), 65536, "draws at an empty bucket");
+}
+
+static struct tb_terms terms(__u64 rate, __u64 burst, int action, int early)
+{
+	struct tb_terms t = { .r = tb_rate_make(rate, burst), .action = action };
+
+	if (!early)
+		t.r.early = 0;
+	t.early = early;
+	return t;
+}
+
+/* Drive packets of len bytes at a fixed interval through tb_decide with
+ * pseudo-random draws; the bound b + r*T must hold in every window that
+ * starts at the first packet, whatever the signal did. */
+static void early_signal_keeps_the_bound_and_the_rate(void)
+{
+	struct tb_terms t = terms(125000, 20000, TB_ACTION_DROP, 1);
+	struct tb_level l;
+	__u64 admitted = 0, early = 0, depart, now = 0;
+	const __u64 gap = 4 * MS;        /* 1000 bytes each 4 ms: twice the rate */
+	int bad = 0;
+
+	srandom(7);
+	tb_fill(&l, 0, &t.r);
+	t.cost = 1000 * TB_NANO;
+	for (int i = 0; i < 250000; i++, now += gap) {
+		int out;
+
+		t.rnd = (__u32)random() << 1 ^ (__u32)random();
+		out = tb_decide(&l, &t, now, &depart);
+		admitted += out <= TB_DELAYED ? 1000 : 0;
+		early += out == TB_EARLY;
+		bad += admitted > 20000 + 125000 * (now + 1) / SEC;
+	}
+	CHECK_EQ(bad, 0, "windows from the start where admitted exceeded b + r*T");
+	CHECK(early > 0, "the flood met the early signal (%llu times)", (unsigned long long)early);
+	/* 1000 s at 125,000 B/s: the signal slows a flood, it does not starve it. */
+	CHECK(admitted >= 125000ULL * 1000 * 99 / 100, "admitted %llu bytes of 125,000,000 in 1000 s",
+	      (unsigned long long)admitted);
+}
+
+static void mark_charges_where_drop_signals_early(void)
+{
+	struct tb_terms drop = terms(1, 100000, TB_ACTION_DROP, 1);
+	struct tb_terms mark = terms(1, 100000, TB_ACTION_MARK, 1);
+	struct tb_level ld, lm;
+	__u64 depart;
+
+	tb_fill(&ld, 0, &drop.r);
+	tb_fill(&lm, 0, &mark.r);
+	ld.tokens = lm.tokens = 10000 * TB_NANO;  /* deep in the signal's range */
+	drop.cost = mark.cost = 1000 * TB_NANO;
+	drop.rnd = mark.rnd = 0;                 /* a draw that always signals there */
+	mark.ect = 1;
+	CHECK_EQ(tb_decide(&ld, &drop, 0, &depart), TB_EARLY, "drop: early drop");
+	CHECK_EQ(ld.tokens, 10000 * TB_NANO, "an early drop takes no tokens");
+	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_MARKED, "mark, ECN-capable: marked");
+	CHECK_EQ(lm.tokens, 9000 * TB_NANO, "a marked packet is charged");
+	mark.ect = 0;
+	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_EARLY, "mark, not ECN-capable: early drop");
+	mark.ect = 1;
+	lm.tokens = 500 * TB_NANO;
+	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_OVER, "mark: an empty bucket still drops");
+	drop.rnd = mark.rnd = 0xffffffff;
+	ld.tokens = 60000 * TB_NANO;
+	CHECK_EQ(tb_decide(&ld, &drop, 0, &depart), TB_FIT, "above the threshold nothing is signalled");
+}
+
+static void shape_spaces_departures_exactly(void)
+{
+	/* 1,000,000 B/s: a 1000-byte packet is 1 ms of rate. */
+	struct tb_terms t = terms(1000000, 1500, TB_ACTION_SHAPE, 0);
+	struct tb_level l;
+	__u64 depart = 0, prev = 0, now = 5 * SEC;
+
+	t.can_delay = 1;
+	t.horizon_ns = 10 * MS;
+	t.cost = 1000 * TB_NANO;
+	tb_fill(&l, now, &t.r);
+	CHECK_EQ(tb_decide(&l, &t, now, &depart), TB_FIT, "first packet: from the burst");
+	CHECK_EQ(depart, now, "first packet leaves now");
+	CHECK_EQ(tb_decide(&l, &t, now, &depart), TB_DELAYED, "second packet: delayed");
+	CHECK_EQ(depart, now + 500 * US, "second packet waits for the 500 bytes missing");
+	for (int i = 0; i < 9; i++) {
+		prev = depart;
+		CHECK_EQ(tb_decide(&l, &t, now, &depart), TB_DELAYED, "queued packet");
+		CHECK_EQ(depart - prev, 1 * MS, "spacing between departures");
+	}
+	CHECK_EQ(depart - now, 9500 * US, "the last one within the 10 ms horizon");
+	prev = l.last_ns;
+	CHECK_EQ(tb_decide(&l, &t, now, &depart), TB_OVER, "10.5 ms ahead: beyond the horizon, dropped");
+	CHECK_EQ(l.last_ns, prev, "a drop leaves the schedule as it was");
+	/* Time passes: the schedule drains at the rate, then the bucket refills. */
+	CHECK_EQ(tb_decide(&l, &t, now + 20 * MS, &depart), TB_FIT, "after the queue drained");
+	CHECK_EQ(depart, now + 20 * MS, "leaves at once");
+}
+
+static void shape_departures_keep_the_bound(void)
+{
+	struct tb_terms t = terms(125000, 3000, TB_ACTION_SHAPE, 0);
+	struct tb_level l;
+	__u64 deps[4000], depart = 0, now = 0;
+	int n = 0, bad = 0;
+
+	t.can_delay = 1;
+	t.horizon_ns = 50 * MS;
+	tb_fill(&l, 0, &t.r);
+	srandom(3);
+	for (int i = 0; i < 20000 && n < 4000; i++) {
+		__u64 len = 64 + random() % 1450;
+
+		now += random() % (2 * MS);
+		t.cost = len * TB_NANO;
+		if (tb_decide(&l, &t, now, &depart) <= TB_DELAYED) {
+			CHECK(depart <= now + t.horizon_ns, "departure within the horizon");
+			deps[n++] = depart << 12 | len;  /* departures are issued in order */
+		}
+	}
+	for (int a = 0; a < n; a++) {
+		__u64 sum = 0;
+
+		for (int b = a; b < n; b++) {
+			__u64 span = (deps[b] >> 12) - (deps[a] >> 12);
+
+			sum += deps[b] & 0xfff;
+			bad += sum * SEC > 3000 * SEC + 125000 * span + SEC;
+		}
+	}
+	CHECK(n > 1000, "%d packets scheduled", n);
+	CHECK_EQ(bad, 0, "departure windows that carried more than b + r*T");
+}
+
+static void oversized_aggregate_passes_from_a_full_bucket_and_owes(void)
+{
+	/* A 64 KB GRO aggregate against a 16 KB burst at 1,000,000 B/s. */
+	struct tb_terms t = terms(1000000, 16000, TB_ACTION_DROP, 0);
+	struct tb_level l;
+	__u64 depart;
+
+	tb_fill(&l, 0, &t.r);
+	t.cost = 64000 * TB_NANO;
+	t.aggregate = 1;
+	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_FIT, "aggregate larger than the burst, full bucket");
+	CHECK_EQ(l.last_ns, 48 * MS, "the refill clock carries the 48,000 bytes owed");
+	CHECK_EQ(l.tokens, 0, "nothing left");
+	t.cost = 1000 * TB_NANO;
+	t.aggregate = 0;
+	CHECK_EQ(tb_decide(&l, &t, 48 * MS, &depart), TB_OVER, "the debt is paid at 48 ms, not before");
+	CHECK_EQ(tb_decide(&l, &t, 49 * MS, &depart), TB_FIT, "1000 bytes later: admitted");
+	t.cost = 64000 * TB_NANO;
+	t.aggregate = 1;
+	CHECK_EQ(tb_decide(&l, &t, 60 * MS, &depart), TB_OVER, "an aggregate waits for a full bucket");
+	CHECK_EQ(tb_decide(&l, &t, 65 * MS, &depart), TB_FIT, "full again at 65 ms");
+	t.aggregate = 0;
+	tb_fill(&l, 0, &t.r);
+	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_OVER, "a plain packet larger than the burst never passes");
+}
+
+/* The 16-bit one's-complement sum of an IPv4 header is 0xffff when valid. */
+static int ipv4_header_ok(const unsigned char *h)
+{
+	__u32 sum = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+static void ipv4_set_checksum(unsigned char *h)
+{
+	__u32 sum = 0;
+
+	h[10] = h[11] = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	h[10] = ~sum >> 8;
+	h[11] = ~sum & 0xff;
+}
+
+static int ecn_mark(struct frame *f, int cls, __u16 *delta)
+{
+	struct tb_pkt pkt = {};
+
+	CHECK_EQ(tb_parse(f->b, f->b + f->len, 0, &pkt), cls, "class");
+	return tb_ecn_set_ce(f->b, f->b + f->len, &pkt, cls, delta);
+}
+
+static void ce_is_set_on_ect_ipv4_only_with_a_valid_checksum(void)
+{
+	struct frame_opts o = { .payload = 100 };
+	__u16 delta;
+
+	for (int tos = 0; tos < 256; tos++) {
+		struct frame f;
+
+		frame_ipv4(&f, "198.18.0.1", "198.18.0.2", &o);
+		f.b[15] = tos;
+		ipv4_set_checksum(f.b + 14);
+		int marked = ecn_mark(&f, TB_CLASS_IPV4, &delta);
+		int ect = (tos & 3) == 1 || (tos & 3) == 2;
+
+		CHECK_EQ(marked, ect, "marked (tos)");
+		CHECK_EQ(f.b[15], ect ? (tos | 3) : tos, "TOS after");
+		CHECK(ipv4_header_ok(f.b + 14), "tos %#x: header checksum invalid after marking", tos);
+		CHECK_EQ(delta, 0, "IPv4 needs no receive-checksum change");
+	}
+}
+
+static __u16 fold_memory_sum(const unsigned char *p, size_t len)
+{
+	__u32 sum = 0;
+
+	for (size_t i = 0; i < len; i += 2) {
+		__u16 w;
+
+		memcpy(&w, p + i, 2);
+		sum += w;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static void ce_is_set_on_ect_ipv6_with_the_checksum_delta(void)
+{
+	struct frame_opts o = { .payload = 100 };
+
+	for (int tc = 0; tc < 256; tc++) {
+		struct frame f;
+		__u16 delta, before, after;
+		int marked, ect = (tc & 3) == 1 || (tc & 3) == 2;
+
+		frame_ipv6(&f, "2001:db8::1", "2001:db8::2", &o);
+		f.b[14] = 0x60 | tc >> 4;
+		f.b[15] = (tc & 0xf) << 4 | 0x5;   /* flow label bits must survive */
+		before = fold_memory_sum(f.b + 14, f.len - 14);
+		marked = ecn_mark(&f, TB_CLASS_IPV6, &delta);
+		after = fold_memory_sum(f.b + 14, f.len - 14);
+		CHECK_EQ(marked, ect, "marked (traffic class)");
+		CHECK_EQ((f.b[14] & 0xf) << 4 | f.b[15] >> 4, ect ? (tc | 3) : tc, "traffic class after");
+		CHECK_EQ(f.b[15] & 0xf, 0x5, "flow label bits");
+		CHECK_EQ(tb_csum16_add(before, delta), after, "receive checksum plus delta matches the packet");
+	}
+}
+
+TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
+	  T(early_signal_curve_holds_at_extreme_bursts),
+	  T(early_signal_keeps_the_bound_and_the_rate),
+	  T(mark_charges_where_drop_signals_early),
+	  T(shape_spaces_departures_exactly),
+	  T(shape_departures_keep_the_bound),
+	  T(oversized_aggregate_passes_from_a_full_bucket_and_owes),
+	  T(ce_is_set_on_ect_ipv4_only_with_a_valid_checksum),
+	  T(ce_is_set_on_ect_ipv6_with_the_checksum_delta));
+
+int main(int argc, char **argv)
+{
+	return RUN("charge");
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Root qdisc queries and changes over rtnetlink, with libmnl. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+#include <linux/pkt_sched.h>
+#include "qdisc.h"
+
+/* One request, answered by an ack or by a dump that cb reads. */
+static int rtnl_talk(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	unsigned int seq = nlh->nlmsg_seq = time(NULL), port;
+	int ret, err = 0;
+
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		err = -errno;
+		goto out;
+	}
+	port = mnl_socket_get_portid(nl);
+	do {
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret < 0) {
+			err = -errno;
+			break;
+		}
+		ret = mnl_cb_run(buf, ret, seq, port, cb, data);
+	} while (ret > 0);
+	if (ret < 0 && !err)
+		err = -errno;
+out:
+	mnl_socket_close(nl);
+	return err;
+}
+
+static struct nlmsghdr *qdisc_msg(char *buf, int type, int flags, int ifindex, __u32 parent)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tc;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	tc = mnl_nlmsg_put_extra_header(nlh, sizeof(*tc));
+	tc->tcm_family = AF_UNSPEC;
+	tc->tcm_ifindex = ifindex;
+	tc->tcm_parent = parent;
+	return nlh;
+}
+
+struct qdisc_scan {
+	int ifindex;
+	__u32 mq;           /* handle of a root mq, 0 if none */
+	int root_fq;
+	int mq_children;
+	int mq_fq;
+};
+
+static int scan_one(const struct nlmsghdr *nlh, void *data)
+{
+	struct qdisc_scan *s = data;
+	const struct tcmsg *tc = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	const char *kind = "";
+
+	if (tc->tcm_ifindex != s->ifindex)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(*tc))
+		if (mnl_attr_get_type(attr) == TCA_KIND)
+			kind = mnl_attr_get_str(attr);
+	if (tc->tcm_parent == TC_H_ROOT) {
+		s->root_fq = !strcmp(kind, "fq");
+		if (!strcmp(kind, "mq"))
+			s->mq = tc->tcm_handle;
+	} else if (s->mq && TC_H_MAJ(tc->tcm_parent) == s->mq) {
+		s->mq_children++;
+		s->mq_fq += !strcmp(kind, "fq");
+	}
+	return MNL_CB_OK;
+}
+
+int qdisc_fq_paces(int ifindex)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct qdisc_scan s = { .ifindex = ifindex };
+	int err;
+
+	/* The kernel dumps a root before the qdiscs under it. */
+	err = rtnl_talk(qdisc_msg(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), scan_one, &s);
+	if (err)
+		return err;
+	return s.root_fq || (s.mq && s.mq_children && s.mq_children == s.mq_fq);
+}
+
+int qdisc_fq_install(int ifindex)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = qdisc_msg(buf, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK,
+					 ifindex, TC_H_ROOT);
+
+	mnl_attr_put_strz(nlh, TCA_KIND, "fq");
+	return rtnl_talk(nlh, NULL, NULL);
+}
+
+int qdisc_root_delete(int ifindex)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	return rtnl_talk(qdisc_msg(buf, RTM_DELQDISC, NLM_F_ACK, ifindex, TC_H_ROOT), NULL, NULL);
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fq qdisc that action shape needs on a device's egress: fq sends
+ * each packet no earlier than its skb->tstamp, which the program sets. */
+#ifndef TB_QDISC_H
+#define TB_QDISC_H
+
+/* 1 when fq schedules every transmit queue of ifindex (fq at the root, or
+ * under each class of a root mq), 0 when not, -errno on failure. */
+int qdisc_fq_paces(int ifindex);
+/* Make fq the root qdisc of ifindex. -ENOENT: the kernel has no sch_fq. */
+int qdisc_fq_install(int ifindex);
+/* Delete the root qdisc of ifindex: the kernel puts its default back. */
+int qdisc_root_delete(int ifindex);
+
+#endif
