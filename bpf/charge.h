@@ -47,12 +47,14 @@ static __always_inline int tb_schedule(struct tb_level *l, const struct tb_terms
 		return TB_OVER;
 	}
 	*l = next;
+	if (d == now)
+		return TB_FIT;
 	*depart = d;
-	return d > now ? TB_DELAYED : TB_FIT;
+	return TB_DELAYED;
 }
 
-/* Charge one packet to level l at time now. *depart is set (action shape)
- * to the earliest time the packet may leave; untouched otherwise. */
+/* Charge one packet to level l at time now. On TB_DELAYED (action shape)
+ * *depart is set to the earliest time the packet may leave. */
 static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *t, __u64 now,
 				     __u64 *depart)
 {

@@ -10,7 +10,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 
-#define FRAME_MAX 2048
+#define FRAME_MAX 4096
 
 struct frame {
 	unsigned char b[FRAME_MAX];
@@ -42,6 +42,28 @@ static inline size_t frame_l2(unsigned char *b, int vlans, __u16 proto)
 	proto = htons(proto);
 	memcpy(b + off, &proto, 2);
 	return off + 2;
+}
+
+/* Fill in an IPv4 header's checksum; a valid header then sums to 0xffff. */
+static inline __u16 ipv4_header_sum(const unsigned char *h)
+{
+	__u32 sum = 0;
+
+	for (int i = 0; i < (h[0] & 0xf) * 4; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static inline void frame_ipv4_checksum(unsigned char *h)
+{
+	__u16 sum;
+
+	h[10] = h[11] = 0;
+	sum = ~ipv4_header_sum(h);
+	h[10] = sum >> 8;
+	h[11] = sum & 0xff;
 }
 
 static inline void frame_ipv4(struct frame *f, const char *src, const char *dst,
@@ -105,6 +127,30 @@ static inline void frame_arp(struct frame *f)
 	memset(f->b + l2, 0, 28);
 	f->hdr_len = l2;
 	f->len = l2 + 28;
+}
+
+/* Turn an IPv4 or IPv6 frame's payload into TCP: a 20-byte header. */
+static inline void frame_tcp(struct frame *f, size_t l3, int ipv6)
+{
+	size_t l4 = l3 + (ipv6 ? 40 : 20);
+
+	f->b[l3 + (ipv6 ? 6 : 9)] = IPPROTO_TCP;
+	memset(f->b + l4, 0, 20);
+	f->b[l4 + 12] = 5 << 4;
+}
+
+/* Set the ECN field (TOS or traffic class, low two bits) of an untagged
+ * frame, with a valid IPv4 header checksum. */
+static inline void frame_ecn(struct frame *f, int ipv6, int ecn)
+{
+	unsigned char *h = f->b + 14;
+
+	if (ipv6) {
+		h[1] = (h[1] & 0xcf) | ecn << 4;
+		return;
+	}
+	h[1] = (h[1] & 0xfc) | ecn;
+	frame_ipv4_checksum(h);
 }
 
 /* A frame whose IPv4 payload makes the whole frame exactly len bytes. */

@@ -21,7 +21,7 @@ static struct tb *skel;
 static struct ruleset *rs;
 static int xdp_fd, tc_fd;
 
-static void setup_key(int key_dst)
+static void setup_hook(int key_dst, int egress)
 {
 	struct tb_maps m;
 
@@ -31,6 +31,7 @@ static void setup_key(int key_dst)
 		exit(2);
 	}
 	skel->rodata->tb_key_dst = key_dst;
+	skel->rodata->tb_egress = egress;
 	if (tb__load(skel)) {
 		fprintf(stderr, "load BPF object: %s\n", strerror(errno));
 		exit(2);
@@ -45,6 +46,11 @@ static void setup_key(int key_dst)
 	tc_fd = bpf_program__fd(skel->progs.tb_tc);
 }
 
+static void setup_key(int key_dst)
+{
+	setup_hook(key_dst, 0);
+}
+
 static void setup(void)
 {
 	setup_key(0);
@@ -56,17 +62,23 @@ static void teardown(void)
 	free(rs);
 }
 
-static int set_rule(const char *prefix, __u64 rate, __u64 burst, int cost, int action, int scope)
+static int set_spec(const char *prefix, const struct rule_spec *s)
 {
-	struct rule_spec s = { .rate = rate, .burst = burst, .cost = cost, .action = action, .scope = scope };
 	struct tb_prefix p;
 	char err[128];
 	int id;
 
 	CHECK(prefix_parse(prefix, &p, err, sizeof(err)) == PREFIX_OK, "prefix %s: %s", prefix, err);
-	id = ruleset_set(rs, &p, &s);
+	id = ruleset_set(rs, &p, s);
 	CHECK(id >= 0, "set rule %s: %s", prefix, strerror(-id));
 	return id;
+}
+
+static int set_rule(const char *prefix, __u64 rate, __u64 burst, int cost, int action, int scope)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst, .cost = cost, .action = action, .scope = scope };
+
+	return set_spec(prefix, &s);
 }
 
 static int try_run(int fd, const struct frame *f, size_t len, __u32 *retval)
@@ -590,6 +602,197 @@ static void two_cpus_one_bucket(void)
 	teardown();
 }
 
+/* Run f through the program and keep what it made of the packet (and, for
+ * tc, of the __sk_buff) in out. */
+static __u32 run_out(int fd, const struct frame *f, struct frame *out, struct __sk_buff *ctx)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .data_out = out->b,
+		    .data_size_out = sizeof(out->b), .repeat = 1);
+	int err;
+
+	if (ctx) {
+		o.ctx_in = o.ctx_out = ctx;
+		o.ctx_size_in = o.ctx_size_out = sizeof(*ctx);
+	}
+	err = bpf_prog_test_run_opts(fd, &o);
+	CHECK(!err, "BPF_PROG_TEST_RUN: %s", strerror(errno));
+	out->len = o.data_size_out;
+	return o.retval;
+}
+
+/* 100 frames of 1000 bytes against a 100,000-byte burst with no refill:
+ * every one fits, and the lower half of the bucket is the early signal's
+ * range, where an ECN-capable packet is marked and charged. */
+static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 100000, .action = TB_ACTION_MARK, .early = 1 };
+	struct tb_stats before, after;
+	struct frame f, out;
+	int passed = 0, marked = 0, bad_csum = 0;
+
+	set_spec("default", &spec);
+	if (ipv6)
+		frame_ipv6_len(&f, src, 1000);
+	else
+		frame_ipv4_len(&f, src, 1000);
+	frame_ecn(&f, ipv6, 2);   /* ECT(0) */
+	before = totals();
+	for (int i = 0; i < 100; i++) {
+		__u32 ret = run_out(fd, &f, &out, NULL);
+		int ecn = ipv6 ? (out.b[15] >> 4) & 3 : out.b[15] & 3;
+
+		passed += ret == pass;
+		marked += ret == pass && ecn == 3;
+		CHECK(ecn == 2 || ecn == 3, "ECN field after: %d", ecn);
+		bad_csum += !ipv6 && ipv4_header_sum(out.b + 14) != 0xffff;
+		/* Past the ECN byte only the IPv4 checksum (bytes 24-25) may change. */
+		CHECK(!memcmp(out.b + 16, f.b + 16, 8) && !memcmp(out.b + 26, f.b + 26, f.len - 26) &&
+		      (ipv6 || ecn == 3 || !memcmp(out.b + 24, f.b + 24, 2)),
+		      "nothing but the ECN field and the checksum changes");
+	}
+	after = totals();
+	CHECK_EQ(passed, 100, "ECN-capable frames passed: marking drops nothing");
+	CHECK(marked > 5 && marked < 60, "%d frames marked: expected about 25 of the 50 below half", marked);
+	CHECK_EQ(after.marked_packets - before.marked_packets, marked, "stats: marked_packets");
+	CHECK_EQ(bad_csum, 0, "frames with an invalid IPv4 header checksum");
+	CHECK_EQ(run_out(fd, &f, &out, NULL) == pass, 0, "101st frame: the bucket is empty, dropped");
+}
+
+static void mark_sets_ce_on_ect_packets(void)
+{
+	setup();
+	mark_check(xdp_fd, XDP_PASS, "198.18.20.1", 0);
+	mark_check(xdp_fd, XDP_PASS, "2001:db8::20:1", 1);
+	mark_check(tc_fd, TC_ACT_UNSPEC, "198.18.20.2", 0);
+	mark_check(tc_fd, TC_ACT_UNSPEC, "2001:db8::20:2", 1);
+	teardown();
+}
+
+static void mark_drops_early_what_is_not_ect(void)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 100000, .action = TB_ACTION_MARK, .early = 1 };
+	struct tb_stats before, after;
+	struct frame f, out;
+	int passed = 0;
+	__u64 tokens;
+
+	setup();
+	set_spec("default", &spec);
+	frame_ipv4_len(&f, "198.18.21.1", 1000);
+	frame_ecn(&f, 0, 0);   /* Not-ECT */
+	before = totals();
+	for (int i = 0; i < 100; i++) {
+		passed += run_out(xdp_fd, &f, &out, NULL) == XDP_PASS;
+		CHECK_EQ(out.b[15], f.b[15], "a Not-ECT packet is never marked");
+	}
+	after = totals();
+	CHECK(passed < 100, "%d of 100 passed: the early signal dropped some", passed);
+	CHECK_EQ(after.early_dropped_packets - before.early_dropped_packets, 100 - passed,
+		 "stats: early_dropped_packets");
+	CHECK_EQ(after.marked_packets - before.marked_packets, 0, "stats: marked_packets");
+	tokens = bucket_of("198.18.21.1").lvl.tokens;
+	/* 1 byte/s refills a few nano-bytes while the test runs. */
+	CHECK(tokens >= (100000 - 1000ULL * passed) * TB_NANO &&
+	      tokens < (100000 - 1000ULL * passed + 1) * TB_NANO,
+	      "early drops take no tokens: %llu nano-bytes left after %d passed",
+	      (unsigned long long)tokens, passed);
+	teardown();
+}
+
+/* A GSO/GRO aggregate of 3 TCP segments: 54 bytes of headers carried
+ * once in the aggregate, three times on the wire. */
+static void gso_frame(struct frame *f, const char *src, struct __sk_buff *ctx)
+{
+	frame_ipv4_len(f, src, 14 + 20 + 20 + 3000);
+	frame_tcp(f, 14, 0);
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->gso_segs = 3;
+	ctx->gso_size = 1000;
+}
+
+static void gso_aggregates_are_charged_by_segments(void)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 10000 };
+	struct __sk_buff ctx;
+	struct frame f, out;
+	struct tb_bucket b;
+
+	setup();
+	set_spec("default", &spec);
+	gso_frame(&f, "198.18.22.1", &ctx);
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), (__u32)TC_ACT_UNSPEC, "aggregate within the burst");
+	b = bucket_of("198.18.22.1");
+	CHECK_EQ(b.c.passed_bytes, 3054 + 2 * 54, "charged: the aggregate plus two more headers");
+	CHECK_EQ(b.c.passed_packets, 3, "counted as its segments");
+	CHECK_EQ(b.lvl.tokens, (10000 - 3162ULL) * TB_NANO, "tokens left");
+
+	/* A burst smaller than the aggregate: it passes once, from the full
+	 * bucket, and the bucket owes the rest. A plain frame as large never passes. */
+	spec.burst = 3000;
+	set_spec("198.18.22.2", &spec);
+	gso_frame(&f, "198.18.22.2", &ctx);
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), (__u32)TC_ACT_UNSPEC, "aggregate larger than the burst: passes");
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), TC_ACT_SHOT, "the next waits for the debt");
+	frame_ipv4_len(&f, "198.18.22.2", 100);
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "a small frame too: the bucket is in debt");
+	set_spec("198.18.22.3", &spec);
+	frame_ipv4_len(&f, "198.18.22.3", 3054);
+	frame_tcp(&f, 14, 0);
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "a plain frame larger than the burst never passes");
+	teardown();
+}
+
+static void shape_sets_departure_times(void)
+{
+	/* 10,000 B/s: one 1000-byte frame per 100 ms, a 1 s horizon. Slow
+	 * enough that even an emulated CPU runs the frames faster. */
+	struct rule_spec spec = { .rate = 10000, .burst = 1500, .action = TB_ACTION_SHAPE,
+				  .horizon_ns = 1000000000 };
+	struct __sk_buff ctx;
+	struct frame f, out;
+	struct tb_stats s;
+	__u64 prev = 0;
+	int delayed = 0, shot = 0;
+
+	setup_hook(0, 1);
+	set_spec("default", &spec);
+	frame_ipv4_len(&f, "198.18.23.1", 1000);
+	memset(&ctx, 0, sizeof(ctx));
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), (__u32)TC_ACT_UNSPEC, "first frame: from the burst");
+	CHECK_EQ(ctx.tstamp, 0, "first frame: no departure time");
+	for (int i = 0; i < 20; i++) {
+		__u32 ret;
+
+		memset(&ctx, 0, sizeof(ctx));
+		ret = run_out(tc_fd, &f, &out, &ctx);
+		if (ret == TC_ACT_SHOT) {
+			shot++;
+			continue;
+		}
+		CHECK_EQ(ret, (__u32)TC_ACT_UNSPEC, "a shaped frame passes on");
+		CHECK(ctx.tstamp > 0, "frame %d: a departure time", i + 2);
+		if (prev)
+			CHECK_EQ(ctx.tstamp - prev, 100000000, "spacing of departures, ns");
+		prev = ctx.tstamp;
+		delayed++;
+	}
+	/* The run takes far less than 100 ms a frame: the schedule fills to
+	 * the horizon, and the rest is dropped. */
+	CHECK(delayed >= 9 && delayed <= 11, "%d frames scheduled within the 1 s horizon", delayed);
+	CHECK_EQ(shot, 20 - delayed, "frames beyond the horizon dropped");
+	s = totals();
+	CHECK_EQ(s.delayed_packets, delayed, "stats: delayed_packets");
+	CHECK_EQ(s.c.dropped_packets, shot, "stats: dropped_packets");
+	teardown();
+
+	/* Where nothing honours a departure time (XDP, tc ingress), shape can
+	 * only drop what does not fit. */
+	setup();
+	set_spec("default", &spec);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 1, "shape without a delaying hook: tail drop");
+	teardown();
+}
+
 TEST_LIST(
 	T(xdp_ipv4_burst_then_drop),
 	T(xdp_ipv6_burst_then_drop),
@@ -610,6 +813,10 @@ TEST_LIST(
 	T(packets_cost_mode),
 	T(tc_program_polices),
 	T(destination_key_variant),
+	T(mark_sets_ce_on_ect_packets),
+	T(mark_drops_early_what_is_not_ect),
+	T(gso_aggregates_are_charged_by_segments),
+	T(shape_sets_departure_times),
 	T(two_cpus_one_bucket),
 );
 
