@@ -5,8 +5,11 @@
 #   5    the same UDP flood against every limiter (kernel-side generator and
 #        a socket sender), per-source admitted bytes against b + r*T
 #   6    admitted rate per second, tbctl next to nft and hashlimit
-# Writes $BENCH_OUT (default bench-results/): results.json, results.md and
-# PNG charts. BENCH_SMOKE=1 runs every section for a moment (make test).
+#   7    TCP through every limiter (tools/tcp_bench.sh): RTT ~ 0 on this
+#        kernel; RTT 0, 20 and 80 ms, police and shape in Debian's (VM)
+# Writes $BENCH_OUT (default bench-results/): results.json, results.md,
+# tcp.jsonl, tcp.md and PNG charts. BENCH_SMOKE=1 runs every section for a
+# moment (make test), section 7 on this kernel only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
@@ -262,3 +265,20 @@ plot "$tmp/acc-tbctl-xdp.dat" title "tbctl xdp", "$tmp/acc-nft.dat" title "nft m
      "$tmp/acc-hashlimit.dat" title "hashlimit", $((RATE * 8)) / 1e6 title "configured" with lines dt 2
 EOF
 log "wrote $OUT/results.json, results.md, flood.png, accuracy.png"
+
+# 7: TCP. The VM is emulated (TCG): it carries the 10 Mbit/s cap, not 100.
+: >"$OUT/tcp.jsonl"
+if [[ $SMOKE == 1 ]]; then
+	log "TCP (smoke)"
+	TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=2 TCP_BENCH_CAPS=10 TCP_BENCH_FLOWS=1 \
+		"$ROOT/tools/tcp_bench.sh" --out "$OUT/tcp.jsonl"
+else
+	log "TCP on this kernel, RTT ~ 0"
+	"$ROOT/tools/tcp_bench.sh" --out "$OUT/tcp.jsonl"
+	log "TCP in Debian's kernel (VM): RTT 0, 20, 80 ms"
+	"$ROOT/tests/vm/run" --timeout 5000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-3}" \
+		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-10}" "$ROOT/tools/tcp_bench.sh" --where vm |
+		tr -d '\r' | grep '^{"where"' >>"$OUT/tcp.jsonl"
+fi
+"$ROOT/tools/tcp_report.sh" "$OUT/tcp.jsonl" "$OUT/tcp.png" | tee "$OUT/tcp.md"
+log "wrote $OUT/tcp.jsonl, tcp.md, tcp.png"

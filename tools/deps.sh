@@ -6,9 +6,12 @@ set -euo pipefail
 # clang/llvm: compile BPF; bpftool: skeletons; libbpf/libelf/zlib: loader;
 # libjson-c: -j output; libmnl: rtnetlink for the fq qdisc; iproute2: netns/veth/tc in tests; jq: JSON checks in
 # tests; ethtool: NAPI on the benchmark's veth; nftables/iptables: comparators
-# in the benchmark; gnuplot: its charts.
+# in the benchmark; gnuplot: its charts; iperf3: TCP through every limiter;
+# qemu, linux-image-amd64 (Debian's stock kernel, with fq, netem and
+# police as modules), busybox-static, kmod, cpio: tests/vm/run.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
-	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps)
+	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
+	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio)
 
 missing=()
 for p in "${packages[@]}"; do

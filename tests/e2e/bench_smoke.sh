@@ -45,4 +45,11 @@ check "every target has a measured ratio" jq -e '(.targets | length) == 12 and (
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 6 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]
+for lim in tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do
+	check "TCP: $lim has goodput and retransmits" \
+		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | length == 1 and (.[0].goodput_over_cap > 0) and (.[0].retransmits >= 0)' "$out/tcp.jsonl" >/dev/null
+done
+check "TCP: tbctl's admitted bytes within b + r*T" \
+	jq -e -s 'map(select(.limiter | startswith("tbctl")) | .admitted_over_bound) | all(. > 0 and . <= 1)' "$out/tcp.jsonl" >/dev/null
+check "TCP: table and chart" test -s "$out/tcp.md" -a -s "$out/tcp.png"
 summary

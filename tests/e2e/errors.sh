@@ -38,6 +38,22 @@ expect_fail 2 'rate "99999999tbit" is too large' rule set dev "$DEV_R" default r
 expect_fail 2 'invalid burst "10kk"' rule set dev "$DEV_R" default rate 1mbit burst 10kk
 expect_fail 2 'burst 1000 is below 1500 bytes' rule set dev "$DEV_R" default rate 1mbit burst 1000
 expect_fail 2 'missing "rate RATE"' rule set dev "$DEV_R" default
+expect_fail 2 'horizon applies to action shape only' rule set dev "$DEV_R" default rate 1mbit horizon 10ms
+expect_fail 2 'early applies to action drop and mark only' rule set dev "$DEV_R" default rate 1mbit action monitor early off
+expect_fail 2 'invalid early "maybe"' rule set dev "$DEV_R" default rate 1mbit early maybe
+expect_fail 2 'invalid horizon "10 parsecs"' rule set dev "$DEV_R" default rate 1mbit action shape horizon "10 parsecs"
+expect_fail 2 'horizon "11s" is too large' rule set dev "$DEV_R" default rate 1mbit action shape horizon 11s
+expect_fail 1 'action shape needs mode tc-egress (attached as xdp)' rule set dev "$DEV_R" default rate 1mbit action shape
+expect_fail 1 'qdisc fq paces egress: it needs mode tc-egress' attach dev "tbx$ID" mode tc-ingress qdisc fq
+expect_fail 2 'invalid qdisc "pfifo"' attach dev "tbx$ID" mode tc-egress qdisc pfifo
+# This machine's kernel has no sch_fq (Debian's does: tests/vm/e2e/shape.sh).
+if ! modprobe -n -q sch_fq 2>/dev/null; then
+	expect_fail 1 'install fq as the root qdisc: this kernel has no fq qdisc (sch_fq)' \
+		attach dev "tbx$ID" mode tc-egress qdisc fq
+else
+	check "attach qdisc fq where the kernel has fq" tb attach dev "tbx$ID" mode tc-egress qdisc fq
+	check "detach" tb detach dev "tbx$ID"
+fi
 expect_fail 2 'invalid prefix length in "198.18.0.0/33"' rule set dev "$DEV_R" 198.18.0.0/33 rate 1mbit
 expect_fail 2 'invalid address "198.18.0"' rule set dev "$DEV_R" 198.18.0/24 rate 1mbit
 expect_fail 2 'invalid mode "foo"' attach dev "$DEV_R" mode foo

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# TCP through tbctl's default settings on real namespaces (RTT ~ 0): the
+# transfer completes within b + r*T; with ECN negotiated, action mark
+# sets CE on the flow's packets (the sender sees the echo and backs off)
+# instead of dropping them early; without ECN, action mark drops early.
+# Goodput is measured by make bench, not judged here.
+. "$(dirname "$0")/lib.bash"
+setup
+SECS=3
+RATE=1250000               # 10mbit
+BURST=$((RATE / 2))        # the default: 500 ms of rate
+in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
+session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
+sleep 0.5
+
+# flow ECN ACTION: one iperf3 run through a fresh attachment; sets $stats, $json.
+flow() {
+	ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_ecn="$1"
+	tb attach dev "$DEV_R" mode xdp >/dev/null
+	tb rule set dev "$DEV_R" default rate 10mbit action "$2"
+	t0=$(now_ms)
+	in_s timeout 30 iperf3 -c "$DST4" -B "${SRC4[0]}" -t $SECS -J >"$tmp/j" 2>/dev/null
+	t1=$(now_ms)
+	stats=$(tb -j stats dev "$DEV_R")
+	json=$(cat "$tmp/j")
+	tb detach dev "$DEV_R"
+}
+
+check_flow() { # LABEL
+	local got passed hi
+	got=$(jq '.end.sum_received.bytes' <<<"$json")
+	passed=$(jq .passed_bytes <<<"$stats")
+	hi=$((BURST + RATE * (t1 - t0) / 1000))
+	check "$1: the transfer completed ($got bytes received)" [ "${got:-0}" -gt 0 ]
+	check "$1: tbctl admitted $passed bytes <= b + r T = $hi" [ "$passed" -le "$hi" ]
+}
+
+flow 1 mark
+check_flow "mark, ECN"
+check "mark, ECN: CE set on $(jq .marked_packets <<<"$stats") packets" [ "$(jq .marked_packets <<<"$stats")" -gt 0 ]
+# Retransmissions are never ECN-capable (RFC 3168 6.1.5): those are dropped.
+check "mark, ECN: marks outnumber early drops ($(jq '"\(.marked_packets) > \(.early_dropped_packets)"' <<<"$stats"))" \
+	jq -e '.marked_packets > .early_dropped_packets' <<<"$stats" >/dev/null
+
+flow 0 mark
+check_flow "mark, no ECN"
+check "mark, no ECN: nothing marked" [ "$(jq .marked_packets <<<"$stats")" = 0 ]
+check "mark, no ECN: dropped early instead ($(jq .early_dropped_packets <<<"$stats"))" \
+	[ "$(jq .early_dropped_packets <<<"$stats")" -gt 0 ]
+
+flow 0 drop
+check_flow "drop"
+summary

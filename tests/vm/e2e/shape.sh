@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Action shape end to end on Debian's kernel: tbctl installs fq on the
+# sender's egress, a UDP flood to two destinations is paced to each one's
+# rate (what leaves fits b + r(T + horizon)), the excess beyond the
+# horizon is dropped, and detach removes fq again. Without fq, a shape
+# rule is refused.
+. "$(dirname "$0")/../../e2e/lib.bash"
+setup
+
+SEND_S=3
+R=250000; BURST=20000          # 2mbit per destination
+HORIZON_MS=100
+
+check "attach tc-egress without fq" tbs attach dev "$DEV_S" mode tc-egress key dst
+out=$(tbs rule set dev "$DEV_S" default rate 2mbit action shape 2>&1)
+check "shape is refused without fq: $out" [ $? -ne 0 ]
+[[ $out == *"needs fq"* ]] && ok "the refusal names fq" || fail "the refusal names fq: $out"
+check "detach" tbs detach dev "$DEV_S"
+
+check "attach tc-egress qdisc fq" tbs attach dev "$DEV_S" mode tc-egress key dst qdisc fq
+check "fq is the root qdisc" bash -c "tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc fq '"
+check "shape rule" tbs rule set dev "$DEV_S" default rate 2mbit burst $BURST action shape horizon ${HORIZON_MS}ms
+check "rule list shows the horizon" bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL rule list dev $DEV_S | grep -q 'action shape scope per-address horizon ${HORIZON_MS}ms'"
+in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) >"$tmp/recv" &
+rpid=$!
+sleep 0.5
+t0=$(now_ms)
+in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2,198.18.0.3 --seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+t1=$(now_ms)
+wait $rpid
+for d in 198.18.0.2 198.18.0.3; do
+	got=$(awk -v s="$d" '$1 == s { print $2 }' "$tmp/recv")
+	bytes=$((${got:-0} * FRAME4))
+	lo=$((R * SEND_S * 9 / 10))
+	hi=$((BURST + R * (t1 - t0 + HORIZON_MS) / 1000 + FRAME4))
+	check "$d received $bytes bytes, bound [$lo, $hi]" between $lo $bytes $hi
+done
+stats=$(tbs -j stats dev "$DEV_S")
+check "packets were delayed ($(jq .delayed_packets <<<"$stats"))" [ "$(jq .delayed_packets <<<"$stats")" -gt 100 ]
+check "the excess beyond the horizon was dropped ($(jq .dropped_packets <<<"$stats"))" \
+	[ "$(jq .dropped_packets <<<"$stats")" -gt 100 ]
+check "detach" tbs detach dev "$DEV_S"
+check "detach removed fq" bash -c "! tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc fq '"
+summary

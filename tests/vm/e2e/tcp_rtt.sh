@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# TCP with a real round trip (netem, 20 ms on the ACK path) through tbctl
+# on Debian's kernel: each transfer completes within b + r*T; with ECN,
+# action mark sets CE. Then the TCP benchmark's VM path in its smoke form
+# (police, shape and tbctl at RTT 20 ms), so it cannot rot. Goodput is
+# judged by make bench, not here.
+. "$(dirname "$0")/../../e2e/lib.bash"
+setup
+SECS=3
+RATE=1250000               # 10mbit
+BURST=$((RATE / 2))        # tbctl's default: 500 ms of rate
+check "netem on the ACK path" in_r tc qdisc replace dev "$DEV_R" root netem delay 20ms
+in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
+session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
+sleep 0.5
+rtt=$(in_s ping -c 3 -i 0.2 -q "$DST4" | awk -F/ '/^rtt/ { printf "%.0f", $5 }')
+check "the round trip is about 20 ms (${rtt} ms)" between 18 "${rtt:-0}" 40
+
+for action in drop mark; do
+	ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_ecn=$([[ $action == mark ]] && echo 1 || echo 2)
+	tb attach dev "$DEV_R" mode xdp >/dev/null
+	tb rule set dev "$DEV_R" default rate 10mbit action $action
+	t0=$(now_ms)
+	in_s timeout 60 iperf3 -c "$DST4" -B "${SRC4[0]}" -t $SECS -J >"$tmp/j" 2>/dev/null
+	t1=$(now_ms)
+	stats=$(tb -j stats dev "$DEV_R")
+	tb detach dev "$DEV_R"
+	got=$(jq '.end.sum_received.bytes // 0' "$tmp/j")
+	passed=$(jq .passed_bytes <<<"$stats")
+	hi=$((BURST + RATE * (t1 - t0) / 1000))
+	check "$action: the transfer completed ($got bytes)" [ "$got" -gt 0 ]
+	check "$action: admitted $passed bytes <= b + r T = $hi" [ "$passed" -le "$hi" ]
+done
+check "mark: CE set ($(jq .marked_packets <<<"$stats") packets)" [ "$(jq .marked_packets <<<"$stats")" -gt 0 ]
+
+TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=2 TCP_BENCH_RTTS=20 TCP_BENCH_FLOWS=1 \
+	TCP_BENCH_LIMITERS="tbctl-xdp tbctl-shape police" \
+	"$ROOT/tools/tcp_bench.sh" --where vm --out "$tmp/tcp.jsonl" 2>"$tmp/bench.err"
+rc=$?
+check "tcp_bench.sh in the VM ran (exit $rc: $(tail -n 1 "$tmp/bench.err"))" [ $rc = 0 ]
+for lim in tbctl-xdp tbctl-shape police; do
+	check "tcp_bench: $lim measured at RTT 20 ms" \
+		jq -e -s --arg l "$lim" 'map(select(.limiter == $l and .rtt_ms == 20 and .goodput_over_cap > 0)) | length == 1' \
+		"$tmp/tcp.jsonl" >/dev/null
+done
+summary

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# TCP through every limiter: iperf3 between two namespaces, one source
+# address, 1 and 4 parallel flows, against tbctl in each mode (default
+# settings: only the rate is given) and against an nft meter, tc's police
+# action and a tbf shaper at the same rate and burst.
+#
+#   tools/tcp_bench.sh [--where host|vm] [--out FILE.jsonl]
+#
+# host: RTT ~ 0 (veth), the limiters this kernel has. vm: inside Debian's
+# stock kernel (tests/vm/run), which has netem (RTT 20 and 80 ms, added
+# on the receiver's egress, so on the ACK path) and act_police and fq
+# (tbctl's action shape). One JSON object per run is appended to the
+# output: goodput / cap, retransmitted segments, and for tbctl the bytes
+# it admitted against b + r*T. tbctl-mark is action mark with ECN on in
+# the sender. TCP_BENCH_RUNS, TCP_BENCH_SECONDS, TCP_BENCH_CAPS,
+# TCP_BENCH_RTTS, TCP_BENCH_FLOWS and TCP_BENCH_LIMITERS narrow a run;
+# TCP_BENCH_BURST_MS gives every limiter, tbctl too, another burst than
+# tbctl's default.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${BUILD:-$ROOT/build}
+TBCTL=$B/tbctl
+WHERE=host
+OUT=/dev/stdout
+while (($#)); do
+	case $1 in
+	--where) WHERE=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	*) echo "tcp_bench: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+RUNS=${TCP_BENCH_RUNS:-3}
+SECS=${TCP_BENCH_SECONDS:-10}
+if [[ $WHERE == host ]]; then
+	CAPS=(${TCP_BENCH_CAPS:-10 100})
+	RTTS=(${TCP_BENCH_RTTS:-0})
+	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf})
+else
+	CAPS=(${TCP_BENCH_CAPS:-10})
+	RTTS=(${TCP_BENCH_RTTS:-0 20 80})
+	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark tbctl-shape nft police tbf})
+fi
+FLOWS=(${TCP_BENCH_FLOWS:-1 4})
+
+NS_S=tcpb-s$$; NS_R=tcpb-r$$
+DEV_S=tcpbs$$; DEV_R=tcpbr$$
+SRC=198.18.0.10; DST=198.18.0.2
+. "$ROOT/tools/netns.bash"
+log() { echo "tcp_bench: $*" >&2; }
+netns_session
+ip -n $NS_S addr add $SRC/24 dev $DEV_S
+ip -n $NS_R addr add $DST/24 dev $DEV_R
+netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
+netns_neigh $NS_R $DEV_R $NS_S $DEV_S $SRC
+
+# The burst every limiter gets: tbctl's default, 500 ms of rate, unless
+# TCP_BENCH_BURST_MS says otherwise (then tbctl is given it too).
+BURST_MS=${TCP_BENCH_BURST_MS:-500}
+burst_of() { echo $(($1 * 1000000 / 8 * BURST_MS / 1000)); }
+tb_burst() { [[ -n ${TCP_BENCH_BURST_MS:-} ]] && echo burst "$(burst_of "$1")"; true; }
+
+# limiter_on NAME CAP_MBIT: the limiter, with the burst above.
+limiter_on() {
+	local rate=$(($2 * 1000000 / 8)) burst
+	burst=$(burst_of "$2")
+	case $1 in
+	tbctl-xdp | tbctl-tc-ingress)
+		tb attach dev $DEV_R mode "${1#tbctl-}" >/dev/null
+		tb rule set dev $DEV_R default rate "$2mbit" $(tb_burst "$2") ;;
+	tbctl-mark)
+		in_s sysctl -qw net.ipv4.tcp_ecn=1
+		tb attach dev $DEV_R mode xdp >/dev/null
+		tb rule set dev $DEV_R default rate "$2mbit" action mark $(tb_burst "$2") ;;
+	tbctl-tc-egress)
+		tbs attach dev $DEV_S mode tc-egress key dst >/dev/null
+		tbs rule set dev $DEV_S default rate "$2mbit" $(tb_burst "$2") ;;
+	tbctl-shape)
+		tbs attach dev $DEV_S mode tc-egress key dst qdisc fq >/dev/null
+		tbs rule set dev $DEV_S default rate "$2mbit" action shape $(tb_burst "$2") ;;
+	nft)
+		in_r nft -f - <<-EOT
+		table inet tcpb {
+			chain input {
+				type filter hook input priority 0; policy accept;
+				ip saddr $SRC meter m { ip saddr limit rate over $rate bytes/second burst $burst bytes } drop
+			}
+		}
+		EOT
+		;;
+	police)
+		in_r tc qdisc add dev $DEV_R clsact
+		in_r tc filter add dev $DEV_R ingress protocol ip prio 1 matchall \
+			action police rate "$2mbit" burst "$burst" conform-exceed drop ;;
+	tbf)
+		in_s tc qdisc replace dev $DEV_S root tbf rate "$2mbit" burst "$burst" latency 100ms ;;
+	esac
+}
+
+limiter_off() {
+	case $1 in
+	tbctl-xdp | tbctl-tc-ingress) tb detach dev $DEV_R ;;
+	tbctl-mark) tb detach dev $DEV_R; in_s sysctl -qw net.ipv4.tcp_ecn=2 ;;
+	tbctl-tc-egress | tbctl-shape) tbs detach dev $DEV_S ;;
+	nft) in_r nft delete table inet tcpb ;;
+	police) in_r tc qdisc del dev $DEV_R clsact ;;
+	tbf) in_s tc qdisc del dev $DEV_S root ;;
+	esac
+}
+
+tbctl_of() { case $1 in tbctl-tc-egress | tbctl-shape) echo tbs $DEV_S ;; tbctl-*) echo tb $DEV_R ;; esac; }
+
+# RTT: netem on the receiver's egress delays the ACKs.
+rtt_on() { (($1)) && in_r tc qdisc replace dev $DEV_R root netem delay "$1ms" limit 100000 || true; }
+rtt_off() { (($1)) && in_r tc qdisc del dev $DEV_R root || true; }
+
+in_r iperf3 -s -B $DST -D -I "$tmp/iperf3.pid" >/dev/null
+sleep 0.5
+session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
+
+for rtt in "${RTTS[@]}"; do
+	rtt_on "$rtt"
+	for cap in "${CAPS[@]}"; do
+		for flows in "${FLOWS[@]}"; do
+			for lim in "${LIMITERS[@]}"; do
+				for run in $(seq "$RUNS"); do
+					limiter_on "$lim" "$cap"
+					t0=$(date +%s%N)
+					in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null || true
+					t1=$(date +%s%N)
+					admitted=null
+					if [[ $lim == tbctl-* ]]; then
+						read -r fn dev < <(tbctl_of "$lim")
+						admitted=$($fn -j stats dev "$dev" | jq .passed_bytes)
+					fi
+					limiter_off "$lim"
+					jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
+						--argjson burst_ms "$BURST_MS" \
+						--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
+						--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
+						{ where: $where, limiter: $lim, cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
+						  burst_ms: $burst_ms,
+						  seconds: .end.sum_received.seconds,
+						  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),
+						  goodput_over_cap: (.end.sum_received.bits_per_second / ($cap * 1e6)),
+						  retransmits: .end.sum_sent.retransmits,
+						  segments: ((.end.sum_sent.bytes // 0) / 1448 | floor),
+						  admitted_over_bound: (if $admitted == null then null else
+							$admitted / ($burst + $cap * 1e6 / 8 * $ns / 1e9) end) }' \
+						"$tmp/j" >>"$OUT" || log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
+					log "$(tail -n 1 "$OUT")"
+				done
+			done
+		done
+	done
+	rtt_off "$rtt"
+done

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Summarises tcp_bench.sh's JSON lines: the mean of the runs of each case
+# as a Markdown table (stdout), and a bar chart of goodput / cap.
+#   tools/tcp_report.sh RESULTS.jsonl CHART.png
+set -euo pipefail
+in=$1
+png=$2
+jq -M -s -r '
+	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
+	| map({ where: .[0].where, rtt: .[0].rtt_ms, cap: .[0].cap_mbit, flows: .[0].flows,
+		limiter: .[0].limiter, runs: length,
+		goodput: (map(.goodput_over_cap) | add / length),
+		retrans: (map(.retransmits) | add / length),
+		admitted: (map(.admitted_over_bound) | if any(. == null) then null else max end) })
+	| sort_by(.where != "host", .rtt, .cap, .flows)
+	| (["kernel", "RTT ms", "cap Mbit/s", "flows", "limiter", "runs", "goodput / cap", "retransmits",
+	    "admitted / (b + r·T), worst"] | "| " + join(" | ") + " |"),
+	  ("|" + (["---"] * 9 | join("|")) + "|"),
+	  (.[] | "| \(if .where == "host" then "6.18 (host)" else "Debian 6.1 (VM)" end) | \(.rtt) | \(.cap) | \(.flows) | \(.limiter) | \(.runs) | \(.goodput * 100 | round / 100) | \(.retrans | round) | \(if .admitted == null then "-" else (.admitted * 1000 | round / 1000 | tostring) end) |")
+' "$in"
+dat=$(mktemp)
+trap 'rm -f "$dat"' EXIT
+jq -M -s -r '
+	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
+	| map("\(.[0].limiter)@\(.[0].cap_mbit)M/\(.[0].rtt_ms)ms/\(.[0].flows)f \(map(.goodput_over_cap) | add / length)")
+	| .[]' "$in" >"$dat"
+gnuplot <<GP
+set terminal pngcairo size 1400,600
+set output "$png"
+set title "TCP goodput / cap (iperf3, mean of runs): limiter@cap/RTT/flows"
+set style fill solid 0.6
+set boxwidth 0.8
+set yrange [0:1.6]
+set xtics rotate by -60 font ",8"
+set grid ytics
+plot "$dat" using 0:2:xtic(1) with boxes notitle, 0.95 with lines dt 2 title "0.95"
+GP
