@@ -125,7 +125,11 @@ for rtt in "${RTTS[@]}"; do
 				for run in $(seq "$RUNS"); do
 					limiter_on "$lim" "$cap"
 					t0=$(date +%s%N)
-					in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null || true
+					# The server may still be closing the previous test: try again.
+					for _ in 1 2 3; do
+						in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null && break
+						sleep 1
+					done
 					t1=$(date +%s%N)
 					admitted=null
 					if [[ $lim == tbctl-* ]]; then
@@ -133,7 +137,7 @@ for rtt in "${RTTS[@]}"; do
 						admitted=$($fn -j stats dev "$dev" | jq .passed_bytes)
 					fi
 					limiter_off "$lim"
-					jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
+					line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
 						--argjson burst_ms "$BURST_MS" \
 						--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
 						--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
@@ -146,8 +150,13 @@ for rtt in "${RTTS[@]}"; do
 						  segments: ((.end.sum_sent.bytes // 0) / 1448 | floor),
 						  admitted_over_bound: (if $admitted == null then null else
 							$admitted / ($burst + $cap * 1e6 / 8 * $ns / 1e9) end) }' \
-						"$tmp/j" >>"$OUT" || log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
-					log "$(tail -n 1 "$OUT")"
+						"$tmp/j") || line=
+					if [[ -n $line ]]; then
+						echo "$line" >>"$OUT"
+						log "$line"
+					else
+						log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
+					fi
 				done
 			done
 		done

@@ -15,7 +15,7 @@ jq -M -s -r '
 	| sort_by(.where != "host", .rtt, .cap, .flows)
 	| (["kernel", "RTT ms", "cap Mbit/s", "flows", "limiter", "runs", "goodput / cap", "retransmits",
 	    "admitted / (b + r·T), worst"] | "| " + join(" | ") + " |"),
-	  ("|" + (["---"] * 9 | join("|")) + "|"),
+	  "|---|---|---|---|---|---|---|---|---|",
 	  (.[] | "| \(if .where == "host" then "6.18 (host)" else "Debian 6.1 (VM)" end) | \(.rtt) | \(.cap) | \(.flows) | \(.limiter) | \(.runs) | \(.goodput * 100 | round / 100) | \(.retrans | round) | \(if .admitted == null then "-" else (.admitted * 1000 | round / 1000 | tostring) end) |")
 ' "$in"
 dat=$(mktemp)
