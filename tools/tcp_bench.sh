@@ -53,9 +53,9 @@ ip -n $NS_R addr add $DST/24 dev $DEV_R
 netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
 netns_neigh $NS_R $DEV_R $NS_S $DEV_S $SRC
 
-# The burst every limiter gets: tbctl's default, 500 ms of rate, unless
+# The burst every limiter gets: tbctl's default, 1 s of rate, unless
 # TCP_BENCH_BURST_MS says otherwise (then tbctl is given it too).
-BURST_MS=${TCP_BENCH_BURST_MS:-500}
+BURST_MS=${TCP_BENCH_BURST_MS:-1000}
 burst_of() { echo $(($1 * 1000000 / 8 * BURST_MS / 1000)); }
 tb_burst() { [[ -n ${TCP_BENCH_BURST_MS:-} ]] && echo burst "$(burst_of "$1")"; true; }
 

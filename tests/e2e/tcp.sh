@@ -8,10 +8,20 @@
 setup
 SECS=3
 RATE=1250000               # 10mbit
-BURST=$((RATE / 2))        # the default: 500 ms of rate
+BURST=$RATE                # the default: 1 s of rate
 in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
 session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
 sleep 0.5
+
+tb attach dev "$DEV_R" mode xdp >/dev/null
+tb rule set dev "$DEV_R" default rate 10mbit
+check "default burst: 1 s of rate, early signal on" \
+	jq -e '.[0] | .burst_bytes == 1250000 and .early == true and .action == "drop"' \
+	<<<"$(tb -j rule list dev "$DEV_R")" >/dev/null
+tb rule set dev "$DEV_R" default rate 80kbit
+check "default burst floor: 16 full-size frames" \
+	jq -e '.[0].burst_bytes == 16 * 1514' <<<"$(tb -j rule list dev "$DEV_R")" >/dev/null
+tb detach dev "$DEV_R"
 
 # flow ECN ACTION: one iperf3 run through a fresh attachment; sets $stats, $json.
 flow() {

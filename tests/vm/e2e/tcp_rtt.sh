@@ -8,7 +8,7 @@
 setup
 SECS=3
 RATE=1250000               # 10mbit
-BURST=$((RATE / 2))        # tbctl's default: 500 ms of rate
+BURST=$RATE                # tbctl's default: 1 s of rate
 check "netem on the ACK path" in_r tc qdisc replace dev "$DEV_R" root netem delay 20ms
 in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
 session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
