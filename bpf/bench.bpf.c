@@ -65,7 +65,7 @@ static long many_step(__u32 i, void *arg)
 	if (many_floor)
 		floor_addr(&key, now);
 	else {
-		struct tb_terms t = { .rnd = bpf_get_prandom_u32() };
+		struct tb_terms t = {};
 		__u64 depart;
 
 		tb_police_addr(c->st, c->cfg, &key, TB_CLASS_IPV6, 64, 1, &t, now, &depart);

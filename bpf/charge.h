@@ -25,7 +25,6 @@ struct tb_terms {
 	__u32 rnd;              /* uniform draw for the early signal */
 	__u8 unit;              /* enum tb_cost */
 	__u8 action;            /* enum tb_action */
-	__u8 early;             /* the early signal applies */
 	__u8 ect;               /* the packet is ECN-capable */
 	__u8 aggregate;         /* a GSO/GRO packet of several segments */
 	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
@@ -76,7 +75,7 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 		}
 		return TB_OVER;
 	}
-	if (t->early && tb_early(tokens, &t->r, t->rnd)) {
+	if (tb_early(tokens, &t->r, t->rnd)) {
 		if (t->action != TB_ACTION_MARK || !t->ect)
 			return TB_EARLY;
 		l->tokens = tokens - t->cost;

@@ -68,7 +68,9 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len,
 	t->cost = rule->cost == TB_COST_PACKETS ? TB_NANO : len * TB_NANO;
 	t->action = rule->action;
 	t->horizon_ns = rule->horizon_ns;
-	t->early = rule->r.early && rule->action != TB_ACTION_MONITOR;
+	/* Drawn here: no helper may run under the bucket's lock. */
+	if (rule->r.early)
+		t->rnd = bpf_get_prandom_u32();
 }
 
 /* Charge and count in the bucket; the caller holds its lock. */
@@ -141,8 +143,8 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, const
 }
 
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
- * tb_police), to the bucket of address key. Failing open (pass) on the impossible lookups keeps a
- * broken map from blackholing a link. */
+ * tb_police), to the bucket of address key. Failing open (pass) on the
+ * impossible lookups keeps a broken map from blackholing a link. */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
 					  const struct tb_addr *key, int cls, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
@@ -235,7 +237,6 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	}
 	t.ect = pkt->ecn != TB_ECN_NOT_ECT;
 	t.can_delay = can_delay;
-	t.rnd = bpf_get_prandom_u32();
 	return tb_police_addr(st, cfg, &pkt->key, *cls, len, segs, &t, bpf_ktime_get_ns(), depart);
 }
 

@@ -278,7 +278,7 @@ else
 	log "TCP in Debian's kernel (VM): RTT 0, 20, 80 ms"
 	"$ROOT/tests/vm/run" --timeout 5000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-3}" \
 		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-10}" "$ROOT/tools/tcp_bench.sh" --where vm |
-		tr -d '\r' | grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
+		grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
 fi
 "$ROOT/tools/tcp_report.sh" "$OUT/tcp.jsonl" "$OUT/tcp.png" | tee "$OUT/tcp.md"
 log "wrote $OUT/tcp.jsonl, tcp.md, tcp.png"

@@ -59,7 +59,6 @@ static struct tb_terms terms(__u64 rate, __u64 burst, int action, int early)
 
 	if (!early)
 		t.r.early = 0;
-	t.early = early;
 	return t;
 }
 

@@ -1,0 +1,29 @@
+# run_suites SUITE...: runs each suite (a command that prints "N passed,
+# N failed" last), shows its output, and prints the sum of their summary
+# lines as one. A suite that exits non-zero without a failure, or prints
+# no summary, counts as one failure. Returns 1 when anything failed.
+run_suites() {
+	local s log rc summary p f passed=0 failed=0
+	for s in "$@"; do
+		echo "== $s"
+		log=$(mktemp)
+		"$s" 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+		rm -f "$log"
+		if [[ -z $summary ]]; then
+			echo "FAIL $s: exited $rc without a summary line"
+			failed=$((failed + 1))
+			continue
+		fi
+		read -r p _ f _ <<<"$summary"
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if ((rc != 0 && f == 0)); then
+			echo "FAIL $s: exited $rc"
+			failed=$((failed + 1))
+		fi
+	done
+	echo "$passed passed, $failed failed"
+	((failed == 0))
+}
