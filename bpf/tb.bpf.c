@@ -47,13 +47,8 @@ int tb_tc(struct __sk_buff *skb)
 	v = tb_police(data, data_end, skb->len, skb->gso_segs, tb_egress, &pkt, &cls, &depart);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;
-	if (v == TB_MARK) {
-		/* Pointers are stale after any helper: reload them. */
-		data = (void *)(long)skb->data;
-		data_end = (void *)(long)skb->data_end;
-		if (tb_ecn_set_ce(data, data_end, &pkt, cls, &delta) && delta)
-			bpf_csum_update(skb, delta);
-	}
+	if (v == TB_MARK && tb_ecn_set_ce(data, data_end, &pkt, cls, &delta) && delta)
+		bpf_csum_update(skb, delta);
 	if (depart > skb->tstamp)
 		skb->tstamp = depart;
 	/* Anything but TC_ACT_SHOT lets other classifiers on the hook run. */
