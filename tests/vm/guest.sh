@@ -13,15 +13,19 @@ ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
+# A /run of its own (the host's holds its locks and namespaces); /tmp and
+# everything else is the host's, written only in the overlay.
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
 mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 ip link set lo up
 : >"$job/booted"
-cd "$(eval echo "$(cat "$job/cwd")")" || exit 1
-eval "$(cat "$job/cmd")"
-echo $? >"$job/rc"
+if cd "$(eval echo "$(cat "$job/cwd")")"; then
+	eval "$(cat "$job/cmd")"
+	echo $? >"$job/rc"
+else
+	echo 126 >"$job/rc"
+fi
 sync
 echo o >/proc/sysrq-trigger
 /bin/busybox poweroff -f
