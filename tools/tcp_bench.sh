@@ -127,7 +127,8 @@ for rtt in "${RTTS[@]}"; do
 					t0=$(date +%s%N)
 					# The server may still be closing the previous test: try again.
 					for _ in 1 2 3; do
-						in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null && break
+						in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null
+						jq -e .end.sum_received.bits_per_second "$tmp/j" >/dev/null 2>&1 && break
 						sleep 1
 					done
 					t1=$(date +%s%N)

@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
-# Summarises tcp_bench.sh's JSON lines: the mean of the runs of each case
-# as a Markdown table (stdout), and a bar chart of goodput / cap.
+# Summarises tcp_bench.sh's JSON lines: a matrix of goodput / cap (mean of
+# the runs) with retransmitted segments, limiter by case; the same per case
+# in full as a Markdown table (stdout); and a bar chart of goodput / cap.
 #   tools/tcp_report.sh RESULTS.jsonl CHART.png
 set -euo pipefail
 in=$1
 png=$2
+jq -M -s -r '
+	def case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap_mbit)M \(.rtt_ms)ms \(.flows)f";
+	def r2: . * 100 | round / 100;
+	(sort_by(.where != "host", .rtt_ms, .cap_mbit, .flows) | map(case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cases
+	| group_by(.limiter)
+	| (["goodput / cap (retransmits)"] + $cases | "| " + join(" | ") + " |"),
+	  ("|" + ([range($cases | length + 1)] | map("---") | join("|")) + "|"),
+	  (.[] | . as $runs | [.[0].limiter] + ($cases | map(. as $c | [$runs[] | select(case == $c)]
+		| if length == 0 then "-" else "\(map(.goodput_over_cap) | add / length | r2) (\(map(.retransmits) | add / length | round))" end))
+		| "| " + join(" | ") + " |")
+' "$in"
+echo
 jq -M -s -r '
 	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
 	| map({ where: .[0].where, rtt: .[0].rtt_ms, cap: .[0].cap_mbit, flows: .[0].flows,
@@ -20,6 +33,18 @@ jq -M -s -r '
 ' "$in"
 dat=$(mktemp)
 trap 'rm -f "$dat"' EXIT
+jq -M -s -r '
+	def case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap_mbit)M \(.rtt_ms)ms \(.flows)f";
+	def r2: . * 100 | round / 100;
+	(sort_by(.where != "host", .rtt_ms, .cap_mbit, .flows) | map(case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cases
+	| group_by(.limiter)
+	| (["goodput / cap (retransmits)"] + $cases | "| " + join(" | ") + " |"),
+	  ("|" + ([range($cases | length + 1)] | map("---") | join("|")) + "|"),
+	  (.[] | . as $runs | [.[0].limiter] + ($cases | map(. as $c | [$runs[] | select(case == $c)]
+		| if length == 0 then "-" else "\(map(.goodput_over_cap) | add / length | r2) (\(map(.retransmits) | add / length | round))" end))
+		| "| " + join(" | ") + " |")
+' "$in"
+echo
 jq -M -s -r '
 	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
 	| map("\(.[0].limiter)@\(.[0].cap_mbit)M/\(.[0].rtt_ms)ms/\(.[0].flows)f \(map(.goodput_over_cap) | add / length)")
