@@ -47,16 +47,17 @@ jq -M -s -r '
 echo
 jq -M -s -r '
 	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
-	| map("\(.[0].limiter)@\(.[0].cap_mbit)M/\(.[0].rtt_ms)ms/\(.[0].flows)f \(map(.goodput_over_cap) | add / length)")
+	| map("\(.[0].limiter)@\(.[0].cap_mbit)M/\(.[0].rtt_ms)ms/\(.[0].flows)f\(if .[0].where == "vm" then "/VM" else "" end) \(map(.goodput_over_cap) | add / length)")
 	| .[]' "$in" >"$dat"
 gnuplot <<GP
-set terminal pngcairo size 1400,600
+set terminal pngcairo noenhanced size 1600,700
 set output "$png"
-set title "TCP goodput / cap (iperf3, mean of runs): limiter@cap/RTT/flows"
+set title "TCP goodput / cap (iperf3, mean of runs): limiter@cap/RTT/flows (6.18 host, VM: Debian 6.1)"
 set style fill solid 0.6
 set boxwidth 0.8
 set yrange [0:1.6]
-set xtics rotate by -60 font ",8"
+set xtics rotate by 60 right font ",8"
+set bmargin 12
 set grid ytics
 plot "$dat" using 0:2:xtic(1) with boxes notitle, 0.95 with lines dt 2 title "0.95"
 GP
