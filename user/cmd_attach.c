@@ -206,10 +206,17 @@ static int run_attach(const struct cmd_args *args)
 		return 1;
 	}
 	if (a->fq) {
+		char root[IF_NAMESIZE] = "";
+
 		err = qdisc_fq_paces(ifindex);
 		new_fq = err == 0;
 		if (new_fq)
-			err = qdisc_fq_install(ifindex);
+			err = qdisc_fq_install(ifindex, root, sizeof(root));
+		if (err == -EEXIST) {
+			out_error("attach dev %s: the root qdisc is %s, which tbctl does not replace; "
+				  "remove it, or make fq the root yourself", a->dev, root);
+			return 1;
+		}
 		if (err < 0) {
 			out_error("attach dev %s: install fq as the root qdisc: %s", a->dev,
 				  err == -ENOENT ? "this kernel has no fq qdisc (sch_fq)" : strerror(-err));

@@ -74,7 +74,7 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	v = kw_get(kws, "horizon");
 	if (v && s->action != TB_ACTION_SHAPE)
 		return usage_error("rule set", "horizon applies to action shape only");
-	s->horizon_ns = DEFAULT_HORIZON_NS;
+	s->horizon_ns = s->action == TB_ACTION_SHAPE ? DEFAULT_HORIZON_NS : 0;
 	if (v && parse_time(v, "horizon", HORIZON_MAX_NS, &s->horizon_ns, err, sizeof(err)))
 		return usage_error("rule set", "%s", err);
 
@@ -89,7 +89,6 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 			return usage_error("rule set", "%s", err);
 	} else {
 		__u64 floor = DEFAULT_BURST_FRAMES * (s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME);
-
 		__u64 tcp = s->rate * DEFAULT_BURST_MS / 1000;
 
 		s->burst = tcp > floor ? tcp : floor;
@@ -232,7 +231,7 @@ static int run_rule_list(const struct cmd_args *a)
 	for (int i = 0; i < n; i++) {
 		const struct tb_rule *r = &rs.rules[order[i]];
 		int pk = r->cost == TB_COST_PACKETS;
-		char p[64], rate[32], burst[32];
+		char p[64], rate[32], burst[32], horizon[32];
 		struct tb_prefix pf;
 
 		if (out.json) {
@@ -248,8 +247,8 @@ static int run_rule_list(const struct cmd_args *a)
 		if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
 			printf(" early %s", on_off[r->r.early != 0]);
 		if (r->action == TB_ACTION_SHAPE) {
-			format_time(r->horizon_ns, burst, sizeof(burst));
-			printf(" horizon %s", burst);
+			format_time(r->horizon_ns, horizon, sizeof(horizon));
+			printf(" horizon %s", horizon);
 		}
 		putchar('\n');
 	}

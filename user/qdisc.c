@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Root qdisc queries and changes over rtnetlink, with libmnl. */
 #include <errno.h>
+#include <stdio.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +59,7 @@ static struct nlmsghdr *qdisc_msg(char *buf, int type, int flags, int ifindex, _
 
 struct qdisc_scan {
 	int ifindex;
+	char root[IFNAMSIZ];  /* kind of the root qdisc */
 	__u32 mq;           /* handle of a root mq, 0 if none */
 	int root_fq;
 	int mq_children;
@@ -76,6 +79,7 @@ static int scan_one(const struct nlmsghdr *nlh, void *data)
 		if (mnl_attr_get_type(attr) == TCA_KIND)
 			kind = mnl_attr_get_str(attr);
 	if (tc->tcm_parent == TC_H_ROOT) {
+		snprintf(s->root, sizeof(s->root), "%s", kind);
 		s->root_fq = !strcmp(kind, "fq");
 		if (!strcmp(kind, "mq"))
 			s->mq = tc->tcm_handle;
@@ -86,25 +90,44 @@ static int scan_one(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int qdisc_fq_paces(int ifindex)
+static int scan(int ifindex, struct qdisc_scan *s)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct qdisc_scan s = { .ifindex = ifindex };
-	int err;
 
+	memset(s, 0, sizeof(*s));
+	s->ifindex = ifindex;
 	/* The kernel dumps a root before the qdiscs under it. */
-	err = rtnl_talk(qdisc_msg(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), scan_one, &s);
+	return rtnl_talk(qdisc_msg(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), scan_one, s);
+}
+
+int qdisc_fq_paces(int ifindex)
+{
+	struct qdisc_scan s;
+	int err = scan(ifindex, &s);
+
 	if (err)
 		return err;
 	return s.root_fq || (s.mq && s.mq_children && s.mq_children == s.mq_fq);
 }
 
-int qdisc_fq_install(int ifindex)
+int qdisc_fq_install(int ifindex, char *root, size_t len)
 {
+	/* What a device has unless someone configured it. */
+	static const char *const defaults[] = { "", "noqueue", "pfifo_fast", "fq_codel", "mq", NULL };
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = qdisc_msg(buf, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK,
-					 ifindex, TC_H_ROOT);
+	struct qdisc_scan s;
+	struct nlmsghdr *nlh;
+	int err = scan(ifindex, &s), i;
 
+	if (err)
+		return err;
+	for (i = 0; defaults[i] && strcmp(defaults[i], s.root); i++)
+		;
+	if (!defaults[i]) {
+		snprintf(root, len, "%s", s.root);
+		return -EEXIST;
+	}
+	nlh = qdisc_msg(buf, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK, ifindex, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "fq");
 	return rtnl_talk(nlh, NULL, NULL);
 }

@@ -4,11 +4,15 @@
 #ifndef TB_QDISC_H
 #define TB_QDISC_H
 
+#include <stddef.h>
+
 /* 1 when fq schedules every transmit queue of ifindex (fq at the root, or
  * under each class of a root mq), 0 when not, -errno on failure. */
 int qdisc_fq_paces(int ifindex);
-/* Make fq the root qdisc of ifindex. -ENOENT: the kernel has no sch_fq. */
-int qdisc_fq_install(int ifindex);
+/* Make fq the root qdisc of ifindex, in place of the device's default.
+ * -EEXIST: the root is a qdisc someone configured (its kind in root),
+ * which is not replaced; -ENOENT: the kernel has no sch_fq. */
+int qdisc_fq_install(int ifindex, char *root, size_t len);
 /* Delete the root qdisc of ifindex: the kernel puts its default back. */
 int qdisc_root_delete(int ifindex);
 

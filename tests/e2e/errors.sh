@@ -46,6 +46,10 @@ expect_fail 2 'horizon "11s" is too large' rule set dev "$DEV_R" default rate 1m
 expect_fail 1 'action shape needs mode tc-egress (attached as xdp)' rule set dev "$DEV_R" default rate 1mbit action shape
 expect_fail 1 'qdisc fq paces egress: it needs mode tc-egress' attach dev "tbx$ID" mode tc-ingress qdisc fq
 expect_fail 2 'invalid qdisc "pfifo"' attach dev "tbx$ID" mode tc-egress qdisc pfifo
+ip netns exec "$NS_R" tc qdisc add dev "tbx$ID" root tbf rate 1mbit burst 10k latency 50ms
+expect_fail 1 'the root qdisc is tbf, which tbctl does not replace' attach dev "tbx$ID" mode tc-egress qdisc fq
+check "the operator's tbf is still the root" bash -c "ip netns exec $NS_R tc qdisc show dev tbx$ID root | grep -q '^qdisc tbf '"
+ip netns exec "$NS_R" tc qdisc del dev "tbx$ID" root
 # This machine's kernel has no sch_fq (Debian's does: tests/vm/e2e/shape.sh).
 if ! modprobe -n -q sch_fq 2>/dev/null; then
 	expect_fail 1 'install fq as the root qdisc: this kernel has no fq qdisc (sch_fq)' \
