@@ -50,7 +50,8 @@ int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen)
 		char *end;
 		long n;
 
-		if (!slash[1] || slash[1] == '-' || slash[1] == '+') {
+		/* Digits only: strtol alone would take " 24" and "+24". */
+		if (!slash[1] || strspn(slash + 1, "0123456789") != strlen(slash + 1)) {
 			snprintf(err, errlen, "invalid prefix length in \"%s\"", s);
 			return PREFIX_BAD;
 		}
@@ -60,6 +61,13 @@ int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen)
 			return PREFIX_BAD;
 		}
 		p->len = n;
+	}
+	/* The datapath keys IPv4 as ::ffff:a.b.c.d and counts IPv6 packets
+	 * from that range as malformed, so such a rule could never match. */
+	if (p->family == 6 && p->len >= 96 && !memcmp(p->addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		snprintf(err, errlen, "\"%s\" is IPv4-mapped (::ffff:0:0/96), which no packet is charged "
+			 "as: give the IPv4 prefix", s);
+		return PREFIX_BAD;
 	}
 	clear_host_bits(p->addr, max / 8, p->len, &changed);
 	if (changed) {

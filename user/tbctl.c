@@ -112,7 +112,8 @@ int parse_dev(const char *cmd, const char *name, struct cmd_args *a)
 {
 	if (!name)
 		return usage_error(cmd, "missing \"dev DEV\"");
-	if (strlen(name) >= sizeof(a->dev) || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+	if (!*name || strlen(name) >= sizeof(a->dev) || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
 		return usage_error(cmd, "invalid device name \"%s\"", name);
 	strcpy(a->dev, name);
 	a->has_dev = true;

@@ -38,6 +38,10 @@ expect_fail 2 'rate "99999999tbit" is too large' rule set dev "$DEV_R" default r
 expect_fail 2 'invalid burst "10kk"' rule set dev "$DEV_R" default rate 1mbit burst 10kk
 expect_fail 2 'burst 1000 is below 1500 bytes' rule set dev "$DEV_R" default rate 1mbit burst 1000
 expect_fail 2 'missing "rate RATE"' rule set dev "$DEV_R" default
+expect_fail 2 'invalid prefix length in "198.18.1.0/ 24"' rule set dev "$DEV_R" "198.18.1.0/ 24" rate 1mbit
+expect_fail 2 'invalid prefix length in "198.18.1.0/+24"' rule set dev "$DEV_R" "198.18.1.0/+24" rate 1mbit
+expect_fail 2 '"::ffff:198.18.0.0/112" is IPv4-mapped' rule set dev "$DEV_R" ::ffff:198.18.0.0/112 rate 1mbit
+expect_fail 2 'invalid device name ""' rule set dev "" default rate 1mbit
 expect_fail 2 'horizon applies to action shape only' rule set dev "$DEV_R" default rate 1mbit horizon 10ms
 expect_fail 2 'early applies to action drop and mark only' rule set dev "$DEV_R" default rate 1mbit action monitor early off
 expect_fail 2 'invalid early "maybe"' rule set dev "$DEV_R" default rate 1mbit early maybe
