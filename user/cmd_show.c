@@ -224,7 +224,8 @@ static int run_show(const struct cmd_args *a)
 		return 1;
 	}
 	sort_key = a->sort;
-	qsort(rows.v, rows.n, sizeof(*rows.v), by_value_desc);
+	if (rows.n)     /* qsort's pointer must not be NULL, even for no rows */
+		qsort(rows.v, rows.n, sizeof(*rows.v), by_value_desc);
 	if (a->top && rows.n > a->top)
 		rows.n = a->top;
 	now = now_ns();
