@@ -620,12 +620,13 @@ static __u32 run_out(int fd, const struct frame *f, struct frame *out, struct __
 	return o.retval;
 }
 
-/* 100 frames of 1000 bytes against a 100,000-byte burst with no refill:
- * every one fits, and the lower half of the bucket is the early signal's
- * range, where an ECN-capable packet is marked and charged. */
+/* 1000 frames of 1000 bytes against a 1,000,000-byte burst with no
+ * refill: every one fits, and the lower half of the bucket is the early
+ * signal's range, where an ECN-capable packet is marked (with a
+ * probability rising to 1/8, so about 31 of the 500) and charged. */
 static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 {
-	struct rule_spec spec = { .rate = 1, .burst = 100000, .action = TB_ACTION_MARK, .early = 1 };
+	struct rule_spec spec = { .rate = 1, .burst = 1000000, .action = TB_ACTION_MARK, .early = 1 };
 	struct tb_stats before, after;
 	struct frame f, out;
 	int passed = 0, marked = 0, bad_csum = 0;
@@ -637,7 +638,7 @@ static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 		frame_ipv4_len(&f, src, 1000);
 	frame_ecn(&f, ipv6, 2);   /* ECT(0) */
 	before = totals();
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 1000; i++) {
 		__u32 ret = run_out(fd, &f, &out, NULL);
 		int ecn = ipv6 ? (out.b[15] >> 4) & 3 : out.b[15] & 3;
 
@@ -651,11 +652,11 @@ static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 		      "nothing but the ECN field and the checksum changes");
 	}
 	after = totals();
-	CHECK_EQ(passed, 100, "ECN-capable frames passed: marking drops nothing");
-	CHECK(marked > 5 && marked < 60, "%d frames marked: expected about 25 of the 50 below half", marked);
+	CHECK_EQ(passed, 1000, "ECN-capable frames passed: marking drops nothing");
+	CHECK(marked > 10 && marked < 60, "%d frames marked: expected about 31", marked);
 	CHECK_EQ(after.marked_packets - before.marked_packets, marked, "stats: marked_packets");
 	CHECK_EQ(bad_csum, 0, "frames with an invalid IPv4 header checksum");
-	CHECK_EQ(run_out(fd, &f, &out, NULL) == pass, 0, "101st frame: the bucket is empty, dropped");
+	CHECK_EQ(run_out(fd, &f, &out, NULL) == pass, 0, "1001st frame: the bucket is empty, dropped");
 }
 
 static void mark_sets_ce_on_ect_packets(void)
@@ -670,7 +671,7 @@ static void mark_sets_ce_on_ect_packets(void)
 
 static void mark_drops_early_what_is_not_ect(void)
 {
-	struct rule_spec spec = { .rate = 1, .burst = 100000, .action = TB_ACTION_MARK, .early = 1 };
+	struct rule_spec spec = { .rate = 1, .burst = 1000000, .action = TB_ACTION_MARK, .early = 1 };
 	struct tb_stats before, after;
 	struct frame f, out;
 	int passed = 0;
@@ -681,19 +682,19 @@ static void mark_drops_early_what_is_not_ect(void)
 	frame_ipv4_len(&f, "198.18.21.1", 1000);
 	frame_ecn(&f, 0, 0);   /* Not-ECT */
 	before = totals();
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 1000; i++) {
 		passed += run_out(xdp_fd, &f, &out, NULL) == XDP_PASS;
 		CHECK_EQ(out.b[15], f.b[15], "a Not-ECT packet is never marked");
 	}
 	after = totals();
-	CHECK(passed < 100, "%d of 100 passed: the early signal dropped some", passed);
-	CHECK_EQ(after.early_dropped_packets - before.early_dropped_packets, 100 - passed,
+	CHECK(passed < 1000, "%d of 1000 passed: the early signal dropped some", passed);
+	CHECK_EQ(after.early_dropped_packets - before.early_dropped_packets, 1000 - passed,
 		 "stats: early_dropped_packets");
 	CHECK_EQ(after.marked_packets - before.marked_packets, 0, "stats: marked_packets");
 	tokens = bucket_of("198.18.21.1").lvl.tokens;
 	/* 1 byte/s refills a few nano-bytes while the test runs. */
-	CHECK(tokens >= (100000 - 1000ULL * passed) * TB_NANO &&
-	      tokens < (100000 - 1000ULL * passed + 1) * TB_NANO,
+	CHECK(tokens >= (1000000 - 1000ULL * passed) * TB_NANO &&
+	      tokens < (1000000 - 1000ULL * passed + 1) * TB_NANO,
 	      "early drops take no tokens: %llu nano-bytes left after %d passed",
 	      (unsigned long long)tokens, passed);
 	teardown();

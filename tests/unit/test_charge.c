@@ -31,7 +31,7 @@ static void early_signal_rises_linearly_as_the_bucket_drains(void)
 	CHECK_EQ(signalled(r.early, &r), 0, "draws signalled at the threshold");
 	for (int pct = 0; pct <= 100; pct += 10) {
 		__u64 level = r.early / 100 * pct;
-		double want = 65536.0 * (100 - pct) / 100;
+		double want = 65536.0 * (100 - pct) / 100 * TB_EARLY_PMAX / 4294967296.0;
 		__u64 got = signalled(level, &r);
 
 		CHECK(got + 1 >= want && got <= want + 1,
@@ -48,9 +48,9 @@ static void early_signal_curve_holds_at_extreme_bursts(void)
 
 	CHECK(big.early >> big.early_shift < (1ULL << 32), "a 16 GiB threshold is shifted to 32 bits");
 	CHECK_EQ(small.early_shift, 0, "shift for a one-packet burst");
-	CHECK_EQ(signalled(big.early / 4, &big), 49152, "draws at a quarter of a 16 GiB threshold");
-	CHECK_EQ(signalled(small.early / 2, &small), 32768, "draws at half a one-packet threshold");
-	CHECK_EQ(signalled(0, &small), 65536, "draws at an empty bucket");
+	CHECK_EQ(signalled(big.early / 4, &big), 49152 / 8, "draws at a quarter of a 16 GiB threshold");
+	CHECK_EQ(signalled(small.early / 2, &small), 32768 / 8, "draws at half a one-packet threshold");
+	CHECK_EQ(signalled(0, &small), 65536 / 8, "draws at an empty bucket: the maximum, 1/8");
 }
 
 static struct tb_terms terms(__u64 rate, __u64 burst, int action, int early)
