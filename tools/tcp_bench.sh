@@ -34,11 +34,11 @@ SECS=${TCP_BENCH_SECONDS:-10}
 if [[ $WHERE == host ]]; then
 	CAPS=(${TCP_BENCH_CAPS:-10 100})
 	RTTS=(${TCP_BENCH_RTTS:-0})
-	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf})
+	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf})
 else
 	CAPS=(${TCP_BENCH_CAPS:-10})
 	RTTS=(${TCP_BENCH_RTTS:-0 20 80})
-	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark tbctl-shape nft police tbf})
+	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark tbctl-shape nft police tbf})
 fi
 FLOWS=(${TCP_BENCH_FLOWS:-1 4})
 
@@ -64,7 +64,7 @@ limiter_on() {
 	local rate=$(($2 * 1000000 / 8)) burst
 	burst=$(burst_of "$2")
 	case $1 in
-	tbctl-xdp | tbctl-tc-ingress)
+	tbctl-xdp | tbctl-xdpgeneric | tbctl-tc-ingress)
 		tb attach dev $DEV_R mode "${1#tbctl-}" >/dev/null
 		tb rule set dev $DEV_R default rate "$2mbit" $(tb_burst "$2") ;;
 	tbctl-mark)
@@ -98,7 +98,7 @@ limiter_on() {
 
 limiter_off() {
 	case $1 in
-	tbctl-xdp | tbctl-tc-ingress) tb detach dev $DEV_R ;;
+	tbctl-xdp | tbctl-xdpgeneric | tbctl-tc-ingress) tb detach dev $DEV_R ;;
 	tbctl-mark) tb detach dev $DEV_R; in_s sysctl -qw net.ipv4.tcp_ecn=2 ;;
 	tbctl-tc-egress | tbctl-shape) tbs detach dev $DEV_S ;;
 	nft) in_r nft delete table inet tcpb ;;

@@ -45,7 +45,7 @@ check "every target has a measured ratio" jq -e '(.targets | length) == 12 and (
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 6 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]
-for lim in tbctl-xdp tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do
+for lim in tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do
 	check "TCP: $lim has goodput and retransmits" \
 		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | length == 1 and (.[0].goodput_over_cap > 0) and (.[0].retransmits >= 0)' "$out/tcp.jsonl" >/dev/null
 done
