@@ -77,13 +77,13 @@ static __always_inline __u64 tb_defer(struct tb_level *l, __u64 now, __u64 cost,
 }
 
 /* The early congestion signal for a packet that finds the bucket at level
- * tokens: 1 with probability TB_EARLY_PMAX/2^32 * (early - tokens)/early
- * below r->early, given rnd uniform on 32 bits. Signalling a few packets
+ * tokens: 1 with probability pmax/2^32 * (early - tokens)/early below
+ * r->early, given rnd uniform on 32 bits and pmax < 2^32. Signalling a few packets
  * while tokens remain lets TCP back off by fast retransmit, with tokens
  * left for the retransmission, instead of losing a whole train to an empty
  * bucket and waiting out a timeout. Both products stay below 2^64:
  * early >> early_shift < 2^32. */
-static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32 rnd)
+static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32 rnd, __u64 pmax)
 {
 	__u64 span, depth;
 
@@ -91,7 +91,7 @@ static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32
 		return 0;
 	span = r->early >> r->early_shift;
 	depth = (r->early - tokens) >> r->early_shift;
-	return (__u64)rnd * span < depth * TB_EARLY_PMAX;
+	return (__u64)rnd * span < depth * pmax;
 }
 
 /* The precomputed form of "rate units/s, burst units". Control plane only:

@@ -75,7 +75,8 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 		}
 		return TB_OVER;
 	}
-	if (tb_early(tokens, &t->r, t->rnd)) {
+	if (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
+					  tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_DROP)) {
 		if (t->action != TB_ACTION_MARK || !t->ect)
 			return TB_EARLY;
 		l->tokens = tokens - t->cost;

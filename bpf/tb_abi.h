@@ -59,7 +59,7 @@ struct tb_rate {
 	__u64 fill_ns;  /* ceil(cap / rate): an idle gap this long fills the bucket */
 	/* The early congestion signal: below this level (nano-units; 0: none)
 	 * a packet is signalled with a probability that rises linearly to
-	 * TB_EARLY_PMAX as the level falls to zero. early >> early_shift fits
+	 * its maximum (charge.h) as the level falls to zero. early >> early_shift fits
 	 * 32 bits, so the draw needs no division (bucket.h, tb_early). */
 	__u64 early;
 	__u32 early_shift;
@@ -67,13 +67,14 @@ struct tb_rate {
 };
 
 /* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
- * burst, and reaches probability TB_EARLY_PMAX / 2^32 = 1/8 at an empty
- * bucket. A gentle curve, as RED's max_p: a few signals make TCP back off;
- * a curve rising to 1 signalled so often that with 4 ECN flows at
- * 10 Mbit/s the windows sat at their minimum and goodput fell to 0.78 of
- * the cap (1.02 with 1/8; README, "TCP"). */
+ * burst, and reaches probability PMAX / 2^32 at an empty bucket: 1 for
+ * drop, 1/8 for mark. Measured (README, "TCP"): a curve rising to 1/8
+ * let drop fall to 0.71 of the cap for one flow at an 80 ms RTT (0.91
+ * with 1), while for mark a curve rising to 1 marked so often that 4 ECN
+ * flows sat at their minimum window and got 0.78 (1.02 with 1/8). */
 #define TB_EARLY_DIV 2
-#define TB_EARLY_PMAX 0x20000000ULL
+#define TB_EARLY_PMAX_DROP 0xffffffffULL
+#define TB_EARLY_PMAX_MARK 0x20000000ULL
 
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then

@@ -12,14 +12,20 @@
 #define MS 1000000ULL
 #define SEC 1000000000ULL
 
-/* 65,536 draws spread evenly over the 32-bit range. */
-static __u64 signalled(__u64 tokens, const struct tb_rate *r)
+/* 65,536 draws spread evenly over the 32-bit range, with drop's curve
+ * (rising to 1) or mark's (rising to 1/8). */
+static __u64 signalled_max(__u64 tokens, const struct tb_rate *r, __u64 pmax)
 {
 	__u64 n = 0;
 
 	for (__u64 k = 0; k < 65536; k++)
-		n += tb_early(tokens, r, (__u32)(k << 16 | 0x8000));
+		n += tb_early(tokens, r, (__u32)(k << 16 | 0x8000), pmax);
 	return n;
+}
+
+static __u64 signalled(__u64 tokens, const struct tb_rate *r)
+{
+	return signalled_max(tokens, r, TB_EARLY_PMAX_DROP);
 }
 
 static void early_signal_rises_linearly_as_the_bucket_drains(void)
@@ -31,12 +37,15 @@ static void early_signal_rises_linearly_as_the_bucket_drains(void)
 	CHECK_EQ(signalled(r.early, &r), 0, "draws signalled at the threshold");
 	for (int pct = 0; pct <= 100; pct += 10) {
 		__u64 level = r.early / 100 * pct;
-		double want = 65536.0 * (100 - pct) / 100 * TB_EARLY_PMAX / 4294967296.0;
-		__u64 got = signalled(level, &r);
+		double want = 65536.0 * (100 - pct) / 100;
+		__u64 got = signalled(level, &r), mark = signalled_max(level, &r, TB_EARLY_PMAX_MARK);
 
 		CHECK(got + 1 >= want && got <= want + 1,
-		      "level %d%% of the threshold: %llu of 65536 draws signalled, expected %.0f", pct,
+		      "drop, level %d%% of the threshold: %llu of 65536 draws signalled, expected %.0f", pct,
 		      (unsigned long long)got, want);
+		CHECK(mark + 1 >= want / 8 && mark <= want / 8 + 1,
+		      "mark, level %d%% of the threshold: %llu of 65536 draws signalled, expected %.0f", pct,
+		      (unsigned long long)mark, want / 8);
 	}
 }
 
@@ -48,9 +57,10 @@ static void early_signal_curve_holds_at_extreme_bursts(void)
 
 	CHECK(big.early >> big.early_shift < (1ULL << 32), "a 16 GiB threshold is shifted to 32 bits");
 	CHECK_EQ(small.early_shift, 0, "shift for a one-packet burst");
-	CHECK_EQ(signalled(big.early / 4, &big), 49152 / 8, "draws at a quarter of a 16 GiB threshold");
-	CHECK_EQ(signalled(small.early / 2, &small), 32768 / 8, "draws at half a one-packet threshold");
-	CHECK_EQ(signalled(0, &small), 65536 / 8, "draws at an empty bucket: the maximum, 1/8");
+	CHECK_EQ(signalled(big.early / 4, &big), 49152, "draws at a quarter of a 16 GiB threshold");
+	CHECK_EQ(signalled(small.early / 2, &small), 32768, "draws at half a one-packet threshold");
+	CHECK_EQ(signalled(0, &small), 65536, "drop: draws at an empty bucket");
+	CHECK_EQ(signalled_max(0, &small, TB_EARLY_PMAX_MARK), 8192, "mark: draws at an empty bucket");
 }
 
 static struct tb_terms terms(__u64 rate, __u64 burst, int action, int early)
