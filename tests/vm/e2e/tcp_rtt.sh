@@ -19,12 +19,7 @@ for action in drop mark; do
 	tb attach dev "$DEV_R" mode xdp >/dev/null
 	tb rule set dev "$DEV_R" default rate 10mbit action $action
 	t0=$(now_ms)
-	# The server may still be closing the previous test: try again.
-	for _ in 1 2 3; do
-		in_s timeout 60 iperf3 -c "$DST4" -B "${SRC4[0]}" -t $SECS -J >"$tmp/j" 2>/dev/null
-		jq -e .end.sum_received.bytes "$tmp/j" >/dev/null 2>&1 && break
-		sleep 1
-	done
+	iperf3_to "$DST4" $SECS "$tmp/j" -B "${SRC4[0]}"
 	t1=$(now_ms)
 	stats=$(tb -j stats dev "$DEV_R")
 	tb detach dev "$DEV_R"
