@@ -34,24 +34,6 @@ static __always_inline __u64 tb_refill(const struct tb_level *l, __u64 now,
 	return add >= deficit ? r->cap : l->tokens + add;
 }
 
-/* Refill, then take cost nano-units if they are there. The timestamp moves
- * on whether or not the packet fits, and never backwards, so a refill is
- * never counted twice. Returns 1 when admitted. */
-static __always_inline int tb_charge(struct tb_level *l, __u64 now,
-				     __u64 cost, const struct tb_rate *r)
-{
-	__u64 tokens = tb_refill(l, now, r);
-
-	if (now > l->last_ns)
-		l->last_ns = now;
-	if (tokens >= cost) {
-		l->tokens = tokens - cost;
-		return 1;
-	}
-	l->tokens = tokens;
-	return 0;
-}
-
 /* Take cost nano-units that are not all there yet: the bucket goes into
  * debt by moving its refill clock ahead, to the instant the missing tokens
  * will have arrived, and returns that instant. Until then refills credit

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-/* bucket.h driven by a virtual clock: the precision rules of the seed
- * notes, the b + r*T bound as a property, and the extremes of range. */
+/* bucket.h, through charge.h's tb_decide as the datapath uses it, driven
+ * by a virtual clock: the precision rules of the seed notes, the b + r*T
+ * bound as a property, and the extremes of range. */
 #include <stdlib.h>
-#include "bucket.h"
+#include "charge.h"
 #include "../check.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL
 #define DAY (86400ULL * SEC)
 
-/* Admit whole units (bytes or packets) against a level. */
+/* Admit whole units (bytes or packets) against a level: a drop rule
+ * without the early signal, so every outcome is the bucket's alone. */
 static int admit(struct tb_level *l, __u64 now, __u64 units, const struct tb_rate *r)
 {
-	return tb_charge(l, now, units * TB_NANO, r);
+	struct tb_terms t = { .r = *r, .cost = units * TB_NANO, .action = TB_ACTION_DROP };
+	__u64 depart;
+
+	t.r.early = 0;
+	return tb_decide(l, &t, now, &depart) == TB_FIT;
 }
 
 static void millisecond_refills_a_millisecond(void)
