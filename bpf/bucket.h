@@ -76,6 +76,14 @@ static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32
 	return (__u64)rnd * span < depth * pmax;
 }
 
+/* The hold after a signal: the next may come only once the level has
+ * fallen a step below its highest point since, that is once the sender,
+ * having had a round trip to react, still sends above the rate. */
+static __always_inline int tb_early_armed(__u64 tokens, __u64 peak, const struct tb_rate *r)
+{
+	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= peak;
+}
+
 /* The precomputed form of "rate units/s, burst units". Control plane only:
  * the division here is what keeps the packet path free of one. */
 static inline struct tb_rate tb_rate_make(__u64 rate, __u64 burst)
@@ -97,6 +105,7 @@ static __always_inline void tb_fill(struct tb_level *l, __u64 now,
 {
 	l->tokens = r->cap;
 	l->last_ns = now;
+	l->peak = r->cap;
 }
 
 #endif

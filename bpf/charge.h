@@ -66,6 +66,8 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	l->tokens = tokens;
 	if (now > l->last_ns)
 		l->last_ns = now;
+	if (tokens > l->peak)
+		l->peak = tokens;
 	if (tokens < t->cost) {
 		/* An aggregate larger than the whole burst could never fit:
 		 * it passes from a full bucket, which then owes the rest. */
@@ -73,10 +75,13 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 			tb_defer(l, now, t->cost, &t->r);
 			return TB_FIT;
 		}
+		l->peak = tokens;
 		return TB_OVER;
 	}
-	if (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
-					  tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_DROP)) {
+	if (tb_early_armed(tokens, l->peak, &t->r) &&
+	    (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
+					   tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_DROP))) {
+		l->peak = tokens;
 		if (t->action != TB_ACTION_MARK || !t->ect)
 			return TB_EARLY;
 		l->tokens = tokens - t->cost;

@@ -71,8 +71,14 @@ struct tb_rate {
  * drop, 1/8 for mark. Measured (README, "TCP"): a curve rising to 1/8
  * let drop fall to 0.71 of the cap for one flow at an 80 ms RTT (0.91
  * with 1), while for mark a curve rising to 1 marked so often that 4 ECN
- * flows sat at their minimum window and got 0.78 (1.02 with 1/8). */
+ * flows sat at their minimum window and got 0.78 (1.02 with 1/8).
+ * After a signal (or a tail drop) the next waits until the level has
+ * fallen 1/2^TB_EARLY_HOLD_SHIFT of the burst below its highest point
+ * since: the sender needs a round trip to react and then sends below the
+ * rate, so the level rises; signalling on meanwhile cut one flow at an
+ * 80 ms RTT again and again (0.71–0.92 of the cap; 0.98–0.99 with the hold). */
 #define TB_EARLY_DIV 2
+#define TB_EARLY_HOLD_SHIFT 4
 #define TB_EARLY_PMAX_DROP 0xffffffffULL
 #define TB_EARLY_PMAX_MARK 0x20000000ULL
 
@@ -98,6 +104,7 @@ struct tb_rule {
 struct tb_level {
 	__u64 tokens;   /* nano-units */
 	__u64 last_ns;  /* bpf_ktime_get_ns() of the latest refill */
+	__u64 peak;     /* highest level since the latest signal or tail drop */
 };
 
 struct tb_counters {

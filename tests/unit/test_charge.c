@@ -120,6 +120,7 @@ static void mark_charges_where_drop_signals_early(void)
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_MARKED, "mark, ECN-capable: marked");
 	CHECK_EQ(lm.tokens, 9000 * TB_NANO, "a marked packet is charged");
 	mark.ect = 0;
+	lm.peak = mark.r.cap;                    /* past the hold (next test) */
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_EARLY, "mark, not ECN-capable: early drop");
 	mark.ect = 1;
 	lm.tokens = 500 * TB_NANO;
@@ -127,6 +128,41 @@ static void mark_charges_where_drop_signals_early(void)
 	drop.rnd = mark.rnd = 0xffffffff;
 	ld.tokens = 60000 * TB_NANO;
 	CHECK_EQ(tb_decide(&ld, &drop, 0, &depart), TB_FIT, "above the threshold nothing is signalled");
+}
+
+/* After a signal the next waits until the level has fallen a sixteenth
+ * of the burst below its highest point since; a tail drop counts as a
+ * signal. A rate of 1 B/s keeps refills out of the way. */
+static void early_signal_holds_until_the_level_falls_a_step(void)
+{
+	struct tb_terms t = terms(1, 160000, TB_ACTION_DROP, 1);
+	const __u64 step = 10000 * TB_NANO;
+	struct tb_level l;
+	__u64 depart, level;
+	int out;
+
+	tb_fill(&l, 0, &t.r);
+	t.cost = 1000 * TB_NANO;
+	t.rnd = 0;                              /* signals wherever the hold allows */
+	l.tokens = 70000 * TB_NANO;             /* below the threshold, a step below the peak */
+	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_EARLY, "first packet below the threshold");
+	CHECK_EQ(l.peak, 70000 * TB_NANO, "the signal restarts the peak at its level");
+	while ((out = tb_decide(&l, &t, 0, &depart)) == TB_FIT)
+		;
+	CHECK_EQ(out, TB_EARLY, "the next outcome after the packets that fit");
+	CHECK_EQ(l.tokens, 70000 * TB_NANO - step, "level of the next signal: one step down");
+	/* The sender backs off and the level rises: the peak follows it. */
+	l.tokens = 65000 * TB_NANO;
+	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_FIT, "rising level: no signal");
+	CHECK_EQ(l.peak, 65000 * TB_NANO, "the peak follows the level up");
+	while ((out = tb_decide(&l, &t, 0, &depart)) == TB_FIT)
+		;
+	level = l.tokens;
+	CHECK_EQ(level, 65000 * TB_NANO - step, "after a rise the step counts from the new peak");
+	l.tokens = 500 * TB_NANO;
+	l.peak = 70000 * TB_NANO;
+	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_OVER, "empty bucket: tail drop");
+	CHECK_EQ(l.peak, 500 * TB_NANO, "a tail drop restarts the peak too");
 }
 
 static void shape_spaces_departures_exactly(void)
@@ -292,6 +328,7 @@ TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(early_signal_curve_holds_at_extreme_bursts),
 	  T(early_signal_keeps_the_bound_and_the_rate),
 	  T(mark_charges_where_drop_signals_early),
+	  T(early_signal_holds_until_the_level_falls_a_step),
 	  T(shape_spaces_departures_exactly),
 	  T(shape_departures_keep_the_bound),
 	  T(oversized_aggregate_passes_from_a_full_bucket_and_owes),
