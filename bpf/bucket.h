@@ -58,6 +58,33 @@ static __always_inline __u64 tb_defer(struct tb_level *l, __u64 now, __u64 cost,
 	return l->last_ns;
 }
 
+/* At most the instant l was last empty: l->last_ns less the time the
+ * rate takes to earn l->tokens, rounded up, so that from then on the
+ * level is never above (now - empty) * rate. 0 when it would precede the
+ * clock's origin. Division: only on a tail drop under the lock. */
+static __always_inline __u64 tb_empty_since(const struct tb_level *l, const struct tb_rate *r)
+{
+	__u64 back = l->tokens / r->rate + 1;
+
+	return l->last_ns > back ? l->last_ns - back : 0;
+}
+
+/* A packet of cost certainly cannot be paid at now by a bucket last empty
+ * no later than empty_ns: (now - empty_ns) * rate bounds its level from
+ * above. Decided from that one word, so it needs no lock; a bound that is
+ * stale (older) only sends the packet to the locked path, and so does a
+ * clock behind the bound. Denying changes nothing, as if the packet had
+ * never come, so the bound b + r*T holds whatever this decides. */
+static __always_inline int tb_short(__u64 empty_ns, __u64 now, __u64 cost, const struct tb_rate *r)
+{
+	__u64 elapsed;
+
+	if (!empty_ns || now < empty_ns)
+		return 0;
+	elapsed = now - empty_ns;
+	return elapsed < r->fill_ns && elapsed * r->rate < cost;
+}
+
 /* The early congestion signal for a packet that finds the bucket at level
  * tokens: 1 with probability pmax/2^32 * (early - tokens)/early below
  * r->early, given rnd uniform on 32 bits and pmax < 2^32. Signalling a few packets

@@ -91,4 +91,19 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	return TB_FIT;
 }
 
+/* The empty bound (bucket.h, tb_empty_since) a charge with outcome out
+ * leaves in its bucket, given the bound it had: a tail drop sets it, an
+ * early drop keeps it, a charge that takes tokens clears it. A denial
+ * without the lock must leave the bucket as a denial under it would,
+ * and a tail drop also sets the hold's peak to the level: the same as
+ * leaving the peak alone while it is no higher than the level, which
+ * holds after a tail or an early drop until tokens are next taken. */
+static __always_inline __u64 tb_bound_after(int out, const struct tb_level *l,
+					    const struct tb_rate *r, __u64 bound)
+{
+	if (out == TB_OVER)
+		return tb_empty_since(l, r);
+	return out == TB_EARLY ? bound : 0;
+}
+
 #endif

@@ -69,4 +69,11 @@ struct {
 	__type(value, struct tb_stats);
 } stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_DROPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tb_dropslot);
+} dropcache SEC(".maps");
+
 #endif

@@ -21,6 +21,14 @@ const volatile __u8 tb_key_dst = 0;
  * there can action shape delay a packet. */
 const volatile __u8 tb_egress = 0;
 
+#ifndef barrier
+#define barrier() asm volatile("" ::: "memory")
+#endif
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+#endif
+
 #define TB_LOCK_SHIFT 10
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 
@@ -60,17 +68,36 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
 	return rule;
 }
 
+/* Nano-units a packet of len bytes takes under rule. */
+static __always_inline __u64 tb_cost_of(const struct tb_rule *rule, __u64 len)
+{
+	return rule->cost == TB_COST_PACKETS ? TB_NANO : len * TB_NANO;
+}
+
 static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len,
 					struct tb_terms *t)
 {
 	t->r = rule->r;
 	t->unit = rule->cost;
-	t->cost = rule->cost == TB_COST_PACKETS ? TB_NANO : len * TB_NANO;
+	t->cost = tb_cost_of(rule, len);
 	t->action = rule->action;
 	t->horizon_ns = rule->horizon_ns;
-	/* Drawn here: no helper may run under the bucket's lock. */
-	if (rule->r.early)
+}
+
+/* The early signal's draw, for a packet about to take the lock: no
+ * helper may run under it, and a packet dropped without it needs none. */
+static __always_inline void tb_draw(struct tb_terms *t)
+{
+	if (t->r.early)
 		t->rnd = bpf_get_prandom_u32();
+}
+
+/* Whether an empty bucket drops (or, monitor, counts) the packet: all
+ * but shape where departures can wait, whose schedule writes the bucket
+ * whatever it decides. */
+static __always_inline int tb_tail_drops(int action, int can_delay)
+{
+	return action != TB_ACTION_SHAPE || !can_delay;
 }
 
 /* Charge and count in the bucket; the caller holds its lock. */
@@ -83,8 +110,12 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 		/* The level is in the other unit; nothing carries over. */
 		tb_fill(&b->lvl, now, &t->r);
 		b->cost = t->unit;
+		b->empty_ns = 0;
 	}
 	out = tb_decide(&b->lvl, t, now, depart);
+	/* After a tail drop, until the bucket can pay again, packets are
+	 * dropped without the lock (tb_police_addr). */
+	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
 	if (out <= TB_DELAYED) {
 		b->c.passed_packets += pkts;
 		b->c.passed_bytes += len;
@@ -99,8 +130,8 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 }
 
 /* Count the outcome globally and turn it into the hook's verdict. */
-static __always_inline int tb_count(struct tb_stats *st, int out,
-				    const struct tb_terms *t, __u64 len, __u32 pkts)
+static __always_inline int tb_count(struct tb_stats *st, int out, int action, __u64 len,
+				    __u32 pkts)
 {
 	switch (out) {
 	case TB_MARKED:
@@ -118,7 +149,7 @@ static __always_inline int tb_count(struct tb_stats *st, int out,
 		st->c.passed_bytes += len;
 		return out == TB_MARKED ? TB_MARK : TB_PASS;
 	}
-	if (t->action == TB_ACTION_MONITOR) {
+	if (action == TB_ACTION_MONITOR) {
 		st->c.monitored_packets += pkts;
 		st->c.monitored_bytes += len;
 		return TB_PASS;
@@ -128,7 +159,7 @@ static __always_inline int tb_count(struct tb_stats *st, int out,
 	return TB_DROP;
 }
 
-static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, const struct tb_terms *t,
+static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struct tb_terms *t,
 					    __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
 	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &id);
@@ -136,10 +167,59 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, const
 
 	if (!sh)
 		return TB_PASS;
+	tb_draw(t);
 	bpf_spin_lock(&sh->lock);
 	out = tb_account(&sh->b, t, now, len, pkts, depart);
 	bpf_spin_unlock(&sh->lock);
-	return tb_count(st, out, t, len, pkts);
+	return tb_count(st, out, t->action, len, pkts);
+}
+
+/* Add a slot's pending counts to its address's bucket, under the lock
+ * the locked path counts under, and empty it. A bucket evicted meanwhile
+ * took its counters with it. */
+static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
+{
+	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, &s->addr);
+	__u32 stripe = tb_lock_index(&s->addr);
+	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+
+	if (b && lk) {
+		bpf_spin_lock(&lk->lock);
+		b->c.dropped_packets += s->dropped_packets;
+		b->c.dropped_bytes += s->dropped_bytes;
+		b->c.monitored_packets += s->monitored_packets;
+		b->c.monitored_bytes += s->monitored_bytes;
+		bpf_spin_unlock(&lk->lock);
+	}
+	s->dropped_packets = s->dropped_bytes = 0;
+	s->monitored_packets = s->monitored_bytes = 0;
+}
+
+/* Count an over-limit packet of key in this CPU's dropcache: the bucket's
+ * counters are written only once a batch (or a collision) flushes them. */
+static __always_inline void tb_dropcache_count(const struct tb_addr *key, int monitor, __u64 len,
+					       __u32 pkts)
+{
+	__u32 i = tb_dropcache_slot(key);
+	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
+
+	if (!s)
+		return;
+	if (s->addr.w[0] != key->w[0] || s->addr.w[1] != key->w[1] ||
+	    s->addr.w[2] != key->w[2] || s->addr.w[3] != key->w[3]) {
+		if (s->dropped_packets || s->monitored_packets)
+			tb_dropcache_flush(s);
+		s->addr = *key;
+	}
+	if (monitor) {
+		s->monitored_packets += pkts;
+		s->monitored_bytes += len;
+	} else {
+		s->dropped_packets += pkts;
+		s->dropped_bytes += len;
+	}
+	if (s->dropped_packets + s->monitored_packets >= TB_DROPCACHE_BATCH)
+		tb_dropcache_flush(s);
 }
 
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
@@ -183,6 +263,16 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				return TB_PASS;
 		}
 	} else {
+		/* Certainly over the limit: decided and counted without the
+		 * lock and without writing the bucket, so a flood from one
+		 * address over every CPU shares no cache line it writes. The
+		 * bound is read after the rule it was computed under. */
+		barrier();
+		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
+		    tb_short(READ_ONCE(b->empty_ns), now, tb_cost_of(rule, len), &rule->r)) {
+			tb_dropcache_count(key, rule->action == TB_ACTION_MONITOR, len, pkts);
+			return tb_count(st, TB_OVER, rule->action, len, pkts);
+		}
 		tb_terms_of(rule, len, t);
 	}
 
@@ -190,12 +280,20 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	lk = bpf_map_lookup_elem(&locks, &stripe);
 	if (!lk)
 		return TB_PASS;
+	tb_draw(t);
 	bpf_spin_lock(&lk->lock);
-	b->gen = gen;
-	b->rule = id;
+	if (b->gen != gen || b->rule != id) {
+		/* A bound from another rule means nothing under this one:
+		 * cleared before the rule is, for readers that check the rule
+		 * first. */
+		b->empty_ns = 0;
+		barrier();
+		b->gen = gen;
+		b->rule = id;
+	}
 	out = tb_account(b, t, now, len, pkts, depart);
 	bpf_spin_unlock(&lk->lock);
-	return tb_count(st, out, t, len, pkts);
+	return tb_count(st, out, t->action, len, pkts);
 }
 
 /* The whole policy for one frame of len bytes. A GSO/GRO packet of segs

@@ -119,6 +119,12 @@ struct tb_counters {
 /* buckets (LRU hash) value, keyed by struct tb_addr. */
 struct tb_bucket {
 	struct tb_level lvl;
+	/* At most the instant the level was last empty, under the cached
+	 * rule (0: unknown). Written under the lock when a packet is tail
+	 * dropped and cleared when the rule changes; read without the lock,
+	 * it lets a packet that certainly cannot be paid be dropped with no
+	 * write to the bucket (policy.h). One word, so never read torn. */
+	__u64 empty_ns;
 	__u32 gen;      /* tb_config.gen when rule was resolved */
 	__u16 rule;     /* cached rules[] index */
 	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
@@ -148,6 +154,31 @@ struct tb_lock {
 struct tb_addr {
 	__u32 w[4];
 };
+
+/* dropcache value, per CPU: the over-limit packets of one address that a
+ * CPU dropped (or, under a monitor rule, passed) without the bucket's
+ * lock, not yet added to the bucket's counters. Direct mapped by
+ * tb_dropcache_slot; an entry is flushed into its bucket, under the lock,
+ * when another address takes the slot or after TB_DROPCACHE_BATCH
+ * packets. tbctl adds what is pending to what the buckets hold. */
+#define TB_DROPCACHE_SLOTS 256      /* power of two */
+#define TB_DROPCACHE_BATCH 256
+
+struct tb_dropslot {
+	struct tb_addr addr;
+	__u64 dropped_packets;
+	__u64 dropped_bytes;
+	__u64 monitored_packets;
+	__u64 monitored_bytes;
+};
+
+/* The dropcache slot of an address, for the datapath and for tbctl. */
+static inline __u32 tb_dropcache_slot(const struct tb_addr *a)
+{
+	__u32 h = a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3];
+
+	return (h * 0x85EBCA6Bu) >> 24 & (TB_DROPCACHE_SLOTS - 1);
+}
 
 struct tb_lpm_v4 {
 	__u32 prefixlen;

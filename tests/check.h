@@ -25,11 +25,15 @@ static int check_failures;
 		}                                                               \
 	} while (0)
 
-#define CHECK_EQ(seen, expected, what)                                          \
+#define CHECK_EQ(seen, expected, ...)                                           \
 	do {                                                                    \
 		unsigned long long s_ = (unsigned long long)(seen);             \
 		unsigned long long e_ = (unsigned long long)(expected);         \
-		CHECK(s_ == e_, "%s: expected %llu, saw %llu", what, e_, s_);   \
+		if (s_ != e_) {                                                 \
+			char w_[256];                                           \
+			snprintf(w_, sizeof(w_), __VA_ARGS__);                  \
+			CHECK(0, "%s: expected %llu, saw %llu", w_, e_, s_);    \
+		}                                                               \
 	} while (0)
 
 static inline int run_tests(const char *suite, const struct test_case *t, int n,

@@ -15,6 +15,7 @@ struct tb_maps {
 	int locks;
 	int config;
 	int stats;
+	int dropcache;
 };
 
 /* The rules table as the kernel holds it, read once so that lookups and

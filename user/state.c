@@ -20,6 +20,7 @@
 /* Pin names, in struct tb_maps order. */
 const char *const tb_map_names[] = {
 	"buckets", "rules", "prefixes_v4", "prefixes_v6", "shared", "locks", "config", "stats",
+	"dropcache",
 };
 const int tb_map_count = sizeof(tb_map_names) / sizeof(tb_map_names[0]);
 
@@ -164,6 +165,62 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out)
 		}
 	}
 	free(per);
+	return err;
+}
+
+int pending_read(const struct tb_maps *m, struct tb_pending *p)
+{
+	p->ncpu = libbpf_num_possible_cpus();
+	if (p->ncpu < 0)
+		return p->ncpu;
+	p->slot = calloc((size_t)TB_DROPCACHE_SLOTS * p->ncpu, sizeof(*p->slot));
+	if (!p->slot)
+		return -ENOMEM;
+	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS; i++) {
+		if (bpf_map_lookup_elem(m->dropcache, &i, &p->slot[(size_t)i * p->ncpu])) {
+			int err = -errno;
+
+			pending_free(p);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_counters *c)
+{
+	const struct tb_dropslot *s = &p->slot[(size_t)tb_dropcache_slot(a) * p->ncpu];
+
+	for (int cpu = 0; cpu < p->ncpu; cpu++, s++) {
+		if (memcmp(&s->addr, a, sizeof(*a)))
+			continue;
+		c->dropped_packets += s->dropped_packets;
+		c->dropped_bytes += s->dropped_bytes;
+		c->monitored_packets += s->monitored_packets;
+		c->monitored_bytes += s->monitored_bytes;
+	}
+}
+
+void pending_free(struct tb_pending *p)
+{
+	free(p->slot);
+	p->slot = NULL;
+}
+
+int pending_zero(const struct tb_maps *m)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_dropslot *zero;
+
+	if (ncpu < 0)
+		return ncpu;
+	zero = calloc(ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS && !err; i++)
+		if (bpf_map_update_elem(m->dropcache, &i, zero, BPF_ANY))
+			err = -errno;
+	free(zero);
 	return err;
 }
 

@@ -30,6 +30,19 @@ int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* Overwrite every CPU's counters with zero. */
 int stats_zero(const struct tb_maps *m);
+/* The over-limit packets the datapath counted per CPU (dropcache) and
+ * has not yet added to the buckets, as read at one moment. */
+struct tb_pending {
+	int ncpu;
+	struct tb_dropslot *slot;       /* [TB_DROPCACHE_SLOTS][ncpu] */
+};
+
+int pending_read(const struct tb_maps *m, struct tb_pending *p);
+/* Add address a's pending counts to c. */
+void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_counters *c);
+void pending_free(struct tb_pending *p);
+/* Empty every CPU's cache (reset), counts and all. */
+int pending_zero(const struct tb_maps *m);
 /* Call fn for every per-address bucket (batched reads); stops when fn
  * returns non-zero. Returns 0 or -errno. */
 int buckets_foreach(const struct tb_maps *m,

@@ -20,11 +20,15 @@ for k in floor_ns tbctl_ns tbctl_10k_rules_ns; do
 done
 check "many addresses: a bucket for every address" \
 	jq -e '.micro.many_addresses.tbctl_buckets_created == .micro.many_addresses.addresses' "$r" >/dev/null
-for k in one_cpu_ns two_cpus_ns_per_thread two_cpus_passed_bytes two_cpus_bound_bytes; do
-	check "contention figure $k" jq -e ".micro.contention.$k > 0" "$r" >/dev/null
+for lim in over under; do
+	for k in one_cpu_ns two_cpus_ns_per_thread two_cpus_passed_bytes two_cpus_bound_bytes; do
+		check "contention ($lim the limit) figure $k" jq -e ".micro.contention.$lim.$k > 0" "$r" >/dev/null
+	done
+	check "contention ($lim the limit): every packet counted" \
+		jq -e ".micro.contention.$lim | .two_cpus_sent_packets == .two_cpus_counted_packets" "$r" >/dev/null
+	check "contention ($lim the limit): admitted within b + r*T" \
+		jq -e ".micro.contention.$lim | .two_cpus_passed_bytes <= .two_cpus_bound_bytes" "$r" >/dev/null
 done
-check "contention: every packet counted" \
-	jq -e '.micro.contention.two_cpus_sent_packets == .micro.contention.two_cpus_counted_packets' "$r" >/dev/null
 check "memory figures" jq -e '[.micro.memory[] | .bytes_per_address > 0 and .other_maps_bytes > 0] | all' "$r" >/dev/null
 
 for lim in none tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress nft hashlimit; do
@@ -41,7 +45,7 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 12 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "every target has a measured ratio" jq -e '(.targets | length) == 15 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 6 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]

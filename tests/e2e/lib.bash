@@ -10,8 +10,11 @@ TBGEN=$B/tbgen
 
 PASS=0
 FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
-fail() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+# Results go to the test's own stdout (fd 3) even from a check whose
+# command output is sent to /dev/null.
+exec 3>&1
+ok() { PASS=$((PASS + 1)); echo "ok   $*" >&3; }
+fail() { FAIL=$((FAIL + 1)); echo "FAIL $*" >&3; }
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
 summary() { echo "$PASS passed, $FAIL failed"; [[ $FAIL -eq 0 ]]; }

@@ -12,6 +12,7 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bucket.h"
 #include "tb.skel.h"
 #include "state.h"
 #include "../packets.h"
@@ -105,13 +106,42 @@ static __u32 run(int fd, const struct frame *f)
 	return run_len(fd, f, f->len);
 }
 
-static struct tb_bucket bucket_of(const char *addr)
+/* The bucket as the map holds it. */
+static struct tb_bucket raw_bucket_of(const char *addr)
 {
 	struct tb_bucket b = {};
 	struct tb_addr a;
 
 	CHECK(!addr_parse(addr, &a), "address %s", addr);
 	CHECK(!bpf_map_lookup_elem(rs->m.buckets, &a, &b), "bucket of %s exists", addr);
+	return b;
+}
+
+/* Drops counted in the per-CPU caches, not yet in the bucket. */
+static struct tb_counters pending_of(const char *addr)
+{
+	struct tb_counters c = {};
+	struct tb_pending p;
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	CHECK(!pending_read(&rs->m, &p), "read the dropcache");
+	if (p.slot)
+		pending_add(&p, &a, &c);
+	pending_free(&p);
+	return c;
+}
+
+/* The bucket with its counters as tbctl reads them: pending drops added. */
+static struct tb_bucket bucket_of(const char *addr)
+{
+	struct tb_bucket b = raw_bucket_of(addr);
+	struct tb_counters c = pending_of(addr);
+
+	b.c.dropped_packets += c.dropped_packets;
+	b.c.dropped_bytes += c.dropped_bytes;
+	b.c.monitored_packets += c.monitored_packets;
+	b.c.monitored_bytes += c.monitored_bytes;
 	return b;
 }
 
@@ -464,6 +494,9 @@ static void reset_program_zeroes_counters_in_place(void)
 	pass_count(xdp_fd, &f, 2, XDP_PASS);
 	before = bucket_of("198.18.17.1");
 	CHECK_EQ(run(bpf_program__fd(skel->progs.tb_reset_counters), &f), XDP_PASS, "reset program ran");
+	CHECK_EQ(pending_of("198.18.17.1").dropped_packets, 1,
+		 "the drop counted without the lock is still pending in its CPU's cache");
+	CHECK(!pending_zero(&rs->m), "empty the dropcaches, as reset does");
 	after = bucket_of("198.18.17.1");
 	v6 = bucket_of("2001:db8::17");
 	CHECK(before.c.dropped_packets == 2, "counted before the reset");
@@ -522,6 +555,137 @@ static void destination_key_variant(void)
 	teardown();
 }
 
+/* Keep this thread on one CPU: the dropcache is per CPU. */
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	CHECK(!sched_setaffinity(0, sizeof(set), &set), "pin to CPU 0: %s", strerror(errno));
+}
+
+static void unpin(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Drain src's bucket (3 frames of 1000 bytes against a 3000-byte burst
+ * at 1000 B/s, which refills 1 byte a millisecond) and drop one frame
+ * under the lock; that tail drop leaves the bound lockless drops use. */
+static void drain(int fd, __u32 pass, __u32 drop, const char *src, struct frame *f)
+{
+	frame_ipv4_len(f, src, 1000);
+	CHECK_EQ(pass_count(fd, f, 3, pass), 3, "%s: the burst passes", src);
+	CHECK_EQ(run(fd, f), drop, "%s: first drop, under the lock", src);
+	CHECK(raw_bucket_of(src).empty_ns != 0, "%s: the tail drop wrote the bound", src);
+}
+
+/* A denied packet writes no byte of the bucket: its counts go to this
+ * CPU's dropcache, where tbctl's read finds them. */
+static void denial_writes_nothing_shared(void)
+{
+	const struct { int *fd; __u32 pass, drop; int action; const char *src; } c[] = {
+		{ &xdp_fd, XDP_PASS, XDP_DROP, TB_ACTION_DROP, "198.18.22.1" },
+		{ &tc_fd, TC_ACT_UNSPEC, TC_ACT_SHOT, TB_ACTION_DROP, "198.18.22.2" },
+		{ &xdp_fd, XDP_PASS, XDP_PASS, TB_ACTION_MONITOR, "198.18.22.3" },
+	};
+
+	setup();
+	pin_cpu0();
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tb_bucket before, after;
+		struct tb_counters pend;
+		struct frame f;
+		int denied = 0;
+
+		set_rule("default", 1000, 3000, TB_COST_BYTES, c[i].action, TB_SCOPE_PER_ADDRESS);
+		drain(*c[i].fd, c[i].pass, c[i].drop, c[i].src, &f);
+		before = raw_bucket_of(c[i].src);
+		for (int k = 0; k < 100; k++)
+			denied += run(*c[i].fd, &f) == c[i].drop;
+		after = raw_bucket_of(c[i].src);
+		CHECK_EQ(denied, 100, "%s: frames over the limit", c[i].src);
+		CHECK(!memcmp(&before, &after, sizeof(before)),
+		      "%s: 100 denials left the bucket's bytes unchanged", c[i].src);
+		pend = pending_of(c[i].src);
+		if (c[i].action == TB_ACTION_MONITOR) {
+			CHECK_EQ(pend.monitored_packets, 100, "%s: monitored, pending", c[i].src);
+			CHECK_EQ(bucket_of(c[i].src).c.monitored_bytes, 101000,
+				 "%s: monitored bytes as tbctl reads them", c[i].src);
+		} else {
+			CHECK_EQ(pend.dropped_packets, 100, "%s: dropped, pending", c[i].src);
+			CHECK_EQ(bucket_of(c[i].src).c.dropped_bytes, 101000,
+				 "%s: dropped bytes as tbctl reads them", c[i].src);
+		}
+	}
+	unpin();
+	teardown();
+}
+
+/* The bound belongs to the rule it was computed under: a rule change
+ * clears it, and the next tail drop computes it from the new rate. */
+static void rule_change_clears_the_empty_bound(void)
+{
+	struct tb_bucket b;
+	struct frame f;
+	int id;
+
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, "198.18.24.1", &f);
+	id = set_rule("default", 500, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "still drained under the new rule");
+	b = raw_bucket_of("198.18.24.1");
+	CHECK_EQ(b.rule, id, "the bucket resolved the new rule");
+	CHECK_EQ(b.empty_ns, tb_empty_since(&b.lvl, &rs->rules[id].r),
+		 "the bound was recomputed at the new rate");
+	teardown();
+}
+
+/* Direct mapped, per CPU: an address taking another's slot flushes the
+ * other's counts into its bucket; a slot flushes itself after a batch. */
+static void dropcache_flushes_on_collision_and_batch(void)
+{
+	char a[32] = "198.18.23.1", other[32] = "";
+	struct tb_addr ka, kb;
+	struct frame fa, fb;
+
+	addr_parse(a, &ka);
+	for (int x = 24; x < 256 && !other[0]; x++) {
+		snprintf(other, sizeof(other), "198.18.%d.1", x);
+		addr_parse(other, &kb);
+		if (tb_dropcache_slot(&kb) != tb_dropcache_slot(&ka))
+			other[0] = 0;
+	}
+	CHECK(other[0], "an address of 198.18.24.0 to 198.18.255.1 shares %s's slot", a);
+	setup();
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
+	CHECK_EQ(pass_count(xdp_fd, &fa, 10, XDP_DROP), 10, "10 more drops");
+	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 1, "%s: only the locked drop in the bucket", a);
+	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: 10 pending", a);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fb);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop without the lock", other);
+	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 11, "%s: flushed when %s took the slot", a, other);
+	CHECK_EQ(pending_of(a).dropped_packets, 0, "%s: nothing pending", a);
+	CHECK_EQ(pending_of(other).dropped_packets, 1, "%s: 1 pending", other);
+	CHECK_EQ(pass_count(xdp_fd, &fb, TB_DROPCACHE_BATCH - 2, XDP_DROP), TB_DROPCACHE_BATCH - 2, "%s: more drops", other);
+	CHECK_EQ(pending_of(other).dropped_packets, TB_DROPCACHE_BATCH - 1, "%s: a batch less one", other);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: the batch's last drop", other);
+	CHECK_EQ(pending_of(other).dropped_packets, 0, "%s: a full batch is flushed", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (1 + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	unpin();
+	teardown();
+}
+
 /* Two CPUs hammer one address at once. */
 struct racer {
 	int cpu;
@@ -554,25 +718,22 @@ static __u64 mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void two_cpus_one_bucket(void)
+/* Two CPUs send 1M 100-byte frames each to one address's bucket; what the
+ * bucket and the global counters show (pending drops included, as tbctl
+ * reads them) must add up to what was sent, and what passed must stay
+ * within b + r*T. */
+static void race_one_bucket(const char *src, __u64 rate, __u64 burst, int action)
 {
-	/* 100 MB/s against ~2x1M 100-byte frames in well under a second: a
-	 * bucket that lost updates would admit far beyond b + r*T. */
-	const __u64 rate = 100000000, burst = 10000;
+	const __u64 sent = 2ULL * RACE_RUNS + 1;
+	struct tb_stats s, before = totals();
 	struct racer r[2];
 	pthread_t th[2];
 	struct tb_bucket b;
-	struct tb_stats s;
 	struct frame f;
 	__u64 t0, t1, bound;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		CHECK(0, "this test needs 2 CPUs, the machine has 1");
-		return;
-	}
-	setup();
-	set_rule("default", rate, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	frame_ipv4_len(&f, "198.18.14.1", 100);
+	set_rule("default", rate, burst, TB_COST_BYTES, action, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, src, 100);
 	run(xdp_fd, &f);   /* create the bucket outside the timed window */
 	t0 = mono_ns();
 	for (int i = 0; i < 2; i++) {
@@ -583,22 +744,69 @@ static void two_cpus_one_bucket(void)
 		pthread_join(th[i], NULL);
 	t1 = mono_ns();
 	CHECK(!r[0].err && !r[1].err, "test runs: %s / %s", strerror(r[0].err), strerror(r[1].err));
-	b = bucket_of("198.18.14.1");
+	b = bucket_of(src);
 	s = totals();
-	CHECK_EQ(b.c.passed_packets + b.c.dropped_packets, 2ULL * RACE_RUNS + 1,
-		 "bucket: passed + dropped == sent");
-	CHECK_EQ(s.c.passed_packets + s.c.dropped_packets, 2ULL * RACE_RUNS + 1,
-		 "global: passed + dropped == sent");
-	bound = burst + rate * (t1 - t0) / 1000000000ULL + 100;
-	CHECK(b.c.passed_bytes <= bound, "passed %llu bytes > bound b + r*T = %llu (T = %llu ns)",
-	      (unsigned long long)b.c.passed_bytes, (unsigned long long)bound,
-	      (unsigned long long)(t1 - t0));
+	s.c.passed_packets -= before.c.passed_packets;
+	s.c.dropped_packets -= before.c.dropped_packets;
+	s.c.monitored_packets -= before.c.monitored_packets;
+	CHECK_EQ(b.c.passed_packets + b.c.dropped_packets + b.c.monitored_packets, sent,
+		 "bucket: passed + dropped + monitored == sent");
+	CHECK_EQ(b.c.passed_bytes + b.c.dropped_bytes + b.c.monitored_bytes, sent * 100,
+		 "bucket: bytes passed + dropped + monitored == sent");
+	CHECK_EQ(s.c.passed_packets + s.c.dropped_packets + s.c.monitored_packets, sent,
+		 "global: passed + dropped + monitored == sent");
+	CHECK_EQ(s.c.passed_packets, b.c.passed_packets, "global and bucket agree on passed");
+	CHECK_EQ(s.c.dropped_packets, b.c.dropped_packets, "global and bucket agree on dropped");
+	CHECK_EQ(s.c.monitored_packets, b.c.monitored_packets, "global and bucket agree on monitored");
+	if (action == TB_ACTION_MONITOR)
+		CHECK_EQ(b.c.passed_packets + b.c.monitored_packets, sent, "monitor passes everything");
+	else
+		CHECK(b.c.passed_bytes <= (bound = burst + rate * (t1 - t0) / 1000000000ULL + 100),
+		      "passed %llu bytes > bound b + r*T = %llu (T = %llu ns)",
+		      (unsigned long long)b.c.passed_bytes, (unsigned long long)bound,
+		      (unsigned long long)(t1 - t0));
+	printf("     race %s: %.1f ms, passed %llu, dropped %llu, monitored %llu packets\n", src,
+	       (t1 - t0) / 1e6, (unsigned long long)b.c.passed_packets,
+	       (unsigned long long)b.c.dropped_packets, (unsigned long long)b.c.monitored_packets);
+}
+
+static int two_cpus(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		return 1;
+	CHECK(0, "this test needs 2 CPUs, the machine has 1");
+	return 0;
+}
+
+/* 10 MB/s against ~2x1M 100-byte frames (0.15 s here, 2 s emulated): a
+ * bucket that lost updates would admit far beyond b + r*T. Almost every
+ * frame is dropped, most without the lock. */
+static void two_cpus_one_bucket_over_the_limit(void)
+{
+	struct tb_bucket b;
+
+	if (!two_cpus())
+		return;
+	setup();
+	race_one_bucket("198.18.14.1", 10000000, 10000, TB_ACTION_DROP);
+	b = bucket_of("198.18.14.1");
 	CHECK(b.c.dropped_packets > RACE_RUNS / 2, "the race ran over the limit (%llu dropped)",
 	      (unsigned long long)b.c.dropped_packets);
-	CHECK(b.c.passed_bytes > burst, "the bucket refilled during the race (%llu passed)",
+	CHECK(b.c.passed_bytes > 10000, "the bucket refilled during the race (%llu passed)",
 	      (unsigned long long)b.c.passed_bytes);
-	printf("     race: %.1f ms, passed %llu of %d bytes, bound %llu\n", (t1 - t0) / 1e6,
-	       (unsigned long long)b.c.passed_bytes, 2 * RACE_RUNS * 100, (unsigned long long)bound);
+	race_one_bucket("198.18.14.2", 10000000, 10000, TB_ACTION_MONITOR);
+	CHECK(bucket_of("198.18.14.2").c.monitored_packets > RACE_RUNS / 2, "monitor: the race ran over");
+	teardown();
+}
+
+/* 100 GB/s: everything fits, every frame takes the lock. */
+static void two_cpus_one_bucket_under_the_limit(void)
+{
+	if (!two_cpus())
+		return;
+	setup();
+	race_one_bucket("198.18.14.3", 100000000000ULL, 1000000, TB_ACTION_DROP);
+	CHECK_EQ(bucket_of("198.18.14.3").c.passed_packets, 2ULL * RACE_RUNS + 1, "all passed");
 	teardown();
 }
 
@@ -820,7 +1028,11 @@ TEST_LIST(
 	T(mark_drops_early_what_is_not_ect),
 	T(gso_aggregates_are_charged_by_segments),
 	T(shape_sets_departure_times),
-	T(two_cpus_one_bucket),
+	T(denial_writes_nothing_shared),
+	T(rule_change_clears_the_empty_bound),
+	T(dropcache_flushes_on_collision_and_batch),
+	T(two_cpus_one_bucket_over_the_limit),
+	T(two_cpus_one_bucket_under_the_limit),
 );
 
 int main(int argc, char **argv)
