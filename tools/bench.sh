@@ -7,6 +7,9 @@
 #   6    admitted rate per second, tbctl next to nft and hashlimit
 #   7    TCP through every limiter (tools/tcp_bench.sh): RTT ~ 0 on this
 #        kernel; RTT 0, 20 and 80 ms, police and shape in Debian's (VM)
+#   8    the control plane (tools/control_bench.sh): a 10,000-rule batch,
+#        show with 65,536 addresses just after a rule change, -j show of
+#        1M addresses (time and memory)
 # Writes $BENCH_OUT (default bench-results/): results.json, results.md,
 # tcp.jsonl, tcp.md and PNG charts. BENCH_SMOKE=1 runs every section for a
 # moment (make test), section 7 on this kernel only.
@@ -42,6 +45,12 @@ netns_session
 # 1-4: in-kernel micro benchmarks.
 log "micro benchmarks (${MICRO[*]})"
 "$B/tbbench" micro "${MICRO[@]}" >"$tmp/micro.json"
+
+# 8, run early since results.json reports it: the control plane.
+log "control plane"
+: >"$tmp/control.jsonl"
+CONTROL_BENCH_BIG=$([[ $SMOKE == 1 ]] && echo 65536 || echo 1048576) \
+	"$ROOT/tools/control_bench.sh" --out "$tmp/control.jsonl"
 
 # 5-6: on the namespaces; 1024 source addresses 198.18.0.0-198.18.3.255.
 for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
@@ -166,17 +175,19 @@ for lim in tbctl-xdp nft hashlimit; do
 	limiter_off "$lim"
 done
 
-jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" \
+jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" --slurpfile control "$tmp/control.jsonl" \
 	--slurpfile acc "$tmp/accuracy.jsonl" --argjson rate $RATE --argjson burst $BURST --arg smoke "$SMOKE" '
 	def ratio(a; b): if b > 0 then a / b else null end;
 	def flood(l; d; s; n): first($flood[] | select(.limiter == l and .driver == d and .frame_bytes == s and .sources == n));
+	def control(w; r): first($control[] | select(.what == w and .rules == r));
+	($control | map(.addresses) | max) as $big
 	($micro[0]) as $m
 	| ($flood | map(.frame_bytes) | min) as $s
 	| ($flood | map(.sources) | map(select(. >= 16)) | min // ($flood | map(.sources) | max)) as $n
 	| {
 		smoke: ($smoke == "1"),
 		rate_bytes_per_sec: $rate, burst_bytes: $burst,
-		micro: $m, flood: $flood, accuracy: $acc,
+		micro: $m, flood: $flood, accuracy: $acc, control: $control,
 		targets: [
 			{ name: "hot address, over the limit (drop path), one CPU: tbctl XDP <= 1.10 x floor",
 			  ratio: ratio($m.per_packet.xdp_v4_drop_ns; $m.per_packet.floor_v4_ns), limit: 1.10 },
@@ -208,6 +219,14 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" \
 			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("nft"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
 			{ name: "flood (generator): tbctl XDP softirq per drop <= 1/3 of hashlimit",
 			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("hashlimit"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
+			{ name: "show, 65,536 addresses and 10,000 rules, just after a rule change: <= 1 s",
+			  ratio: control("show"; 10000).seconds, limit: 1 },
+			{ name: "show top 10, 65,536 addresses and 10,000 rules, just after a rule change: <= 1 s",
+			  ratio: control("show top 10"; 10000).seconds, limit: 1 },
+			{ name: "10,000-rule -batch: <= 2 s",
+			  ratio: ratio(control("batch of 10000 rules"; 10000).seconds; 2), limit: 1 },
+			{ name: "-j show of \($big) addresses: peak memory <= 64 MB",
+			  ratio: ratio(first($control[] | select(.what == "-j show" and .addresses == $big)).max_rss_kib; 65536), limit: 1 },
 			{ name: "accuracy: every tbctl source in every run admitted <= b + r*T",
 			  ratio: ([$flood[] | select(.limiter | startswith("tbctl")) | .worst_admitted_over_bound] | max), limit: 1 }
 		] | map(. + { met: (.ratio != null and .ratio <= .limit) })
@@ -238,6 +257,9 @@ jq -r '
 	"| limiter | driver | frame | sources | offered pps | handled pps | softirq ns/pkt | softirq ns/drop | admitted/bound worst (mean) | sources over |",
 	"|---|---|---|---|---|---|---|---|---|---|",
 	(.flood[] | "| \(.limiter) | \(.driver) | \(.frame_bytes) | \(.sources) | \(.offered_pps) | \(.handled_pps) | \(f(.softirq_ns_per_packet)) | \(f(.softirq_ns_per_drop)) | \(f(.worst_admitted_over_bound)) (\(f(.mean_admitted_over_bound))) | \(.sources_over_bound)/\(.sources_seen) |"),
+	"\n## Control plane (tbctl's time and peak memory)\n",
+	"| what | addresses | rules | seconds | peak RSS KiB |", "|---|---|---|---|---|",
+	(.control[] | "| \(.what) | \(.addresses) | \(.rules) | \(.seconds) | \(.max_rss_kib) |"),
 	"\n## Targets\n",
 	"| target | measured ratio | limit | |", "|---|---|---|---|",
 	(.targets[] | "| \(.name) | \(f(.ratio)) | \(.limit) | \(if .met then "met" else "MISSED" end) |")

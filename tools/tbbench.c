@@ -6,6 +6,10 @@
  *       runs, 64-byte frames) next to an empty program and a floor
  *       program; K addresses (a power of two) in a cache-hostile order;
  *       10,000 rules against 1; two CPUs on one address; map memory.
+ *   tbbench fill --dev DEV --addrs N
+ *       Put N addresses (2001:db8::/64 and up) into DEV's pinned bucket
+ *       table, each with counters and a rule cache one generation old, as
+ *       every bucket is just after a rule change: for timing tbctl's show.
  *   tbbench gen --dev DEV --dmac MAC --src A --sources S --dst B
  *               --size BYTES --seconds T [--count N]
  *       Kernel-side traffic generator: live frames of BYTES (Ethernet,
@@ -431,6 +435,40 @@ static int gen(const char *dev, const char *dmac, const char *src, int sources, 
 	return 0;
 }
 
+static int fill(const char *dev, __u32 n)
+{
+	enum { CHUNK = 8192 };
+	struct tb_addr *keys = calloc(CHUNK, sizeof(*keys));
+	struct tb_bucket *vals = calloc(CHUNK, sizeof(*vals));
+	struct tb_config cfg;
+	struct tb_maps m;
+	int err = state_open(dev, &m);
+
+	if (err || !keys || !vals || state_read_config(&m, &cfg)) {
+		fprintf(stderr, "tbbench fill: open %s's pinned maps: %s\n", dev, strerror(err ? -err : errno));
+		return 1;
+	}
+	for (__u32 done = 0; done < n;) {
+		__u32 count = n - done < CHUNK ? n - done : CHUNK;
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+
+		for (__u32 i = 0; i < count; i++, done++) {
+			keys[i] = (struct tb_addr){ .w = { htonl(0x20010db8), 0, htonl(done >> 16), htonl(done & 0xffff) } };
+			vals[i] = (struct tb_bucket){ .gen = cfg.gen - 1, .lvl = { .last_ns = 1 } };
+			vals[i].c = (struct tb_counters){ .passed_packets = done, .passed_bytes = 1000ULL * done,
+							  .dropped_packets = done % 7, .dropped_bytes = 1000ULL * (done % 7) };
+		}
+		if (bpf_map_update_batch(m.buckets, keys, vals, &count, &o)) {
+			fprintf(stderr, "tbbench fill: insert into %s's buckets: %s\n", dev, strerror(errno));
+			return 1;
+		}
+	}
+	maps_close(&m);
+	free(keys);
+	free(vals);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -447,11 +485,25 @@ int main(int argc, char **argv)
 	__u64 count = ~0ULL;
 	double seconds = 1;
 
-	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen"))) {
+	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen") && strcmp(argv[1], "fill"))) {
 		fprintf(stderr, "usage: tbbench micro [--rounds R] [--repeat N] [--addrs K]\n"
+				"       tbbench fill --dev DEV --addrs N\n"
 				"       tbbench gen --dev DEV --dmac MAC [--src A] [--sources S] [--dst B] "
 				"[--size BYTES] [--seconds T] [--count N]\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "fill")) {
+		for (int i = 2; i + 1 < argc; i += 2) {
+			if (!strcmp(argv[i], "--dev"))
+				dev = argv[i + 1];
+			else if (!strcmp(argv[i], "--addrs"))
+				many = strtoul(argv[i + 1], NULL, 10);
+		}
+		if (!dev || !many) {
+			fprintf(stderr, "tbbench fill: --dev DEV and --addrs N are required\n");
+			return 2;
+		}
+		return fill(dev, many);
 	}
 	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
 		switch (o) {

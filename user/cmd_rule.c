@@ -216,9 +216,9 @@ static int run_rule_list(const struct cmd_args *a)
 	struct tb_maps m;
 	int err, n = 0;
 
-	if (open_attached("rule list", a->dev, &m))
+	if (open_attached_ro("rule list", a->dev, &m))
 		return 1;
-	err = ruleset_load(&rs, &m);
+	err = ruleset_read(&rs, &m);
 	maps_close(&m);
 	if (err) {
 		out_error("rule list dev %s: read rules: %s", a->dev, strerror(-err));

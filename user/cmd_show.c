@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* show (per-address buckets), stats (global counters), reset. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +25,18 @@ struct row {
 	struct tb_bucket b;
 };
 
-struct rows {
-	struct row *v;
-	size_t n, cap;
+/* What show does with each row: print it at once (table order), keep the
+ * top N in a heap, or keep them all to sort. */
+struct show {
+	const struct cmd_args *a;
+	const struct tb_maps *m;
 	__u32 gen;
+	__u64 now;
 	struct tb_pending pending;      /* drops not yet in the buckets' counters */
+	bool stream;
+	struct json_stream js;
+	struct row *v;                  /* kept rows: a heap of a->top, or all */
+	size_t n, cap;
 };
 
 static const char *const sort_names[] = { "bytes", "passed", "dropped", NULL };
@@ -42,62 +50,34 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static bool is_v4_mapped(const struct tb_addr *a)
+{
+	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
+}
+
 /* The rule an address is charged to now: its cached slot while the rule
- * set is unchanged, else the longest matching prefix. */
-static int rule_of(const struct tb_addr *a, const struct tb_bucket *b, __u32 gen)
+ * set is unchanged, else what the datapath would find, the longest
+ * matching prefix in the tries, or the default. */
+static int rule_of(const struct tb_maps *m, const struct tb_addr *a, const struct tb_bucket *b, __u32 gen)
 {
-	int best = -1, best_len = -1;
-	struct tb_prefix p;
+	__u32 id;
+	int err;
 
-	if (b && b->gen == gen && rs.rules[b->rule].in_use)
+	if (b && b->gen == gen && b->rule < TB_MAX_RULES && rs.rules[b->rule].in_use)
 		return b->rule;
-	for (int i = 0; i < TB_MAX_RULES; i++) {
-		if (!rs.rules[i].in_use || !rs.rules[i].family)
-			continue;
-		rule_prefix(&rs.rules[i], &p);
-		if (p.len > best_len && prefix_contains(&p, a)) {
-			best = i;
-			best_len = p.len;
-		}
+	if (is_v4_mapped(a)) {
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
+
+		err = bpf_map_lookup_elem(m->prefixes_v4, &k, &id);
+	} else {
+		struct tb_lpm_v6 k = { .prefixlen = 128 };
+
+		memcpy(k.addr, a->w, sizeof(k.addr));
+		err = bpf_map_lookup_elem(m->prefixes_v6, &k, &id);
 	}
-	return best >= 0 ? best : ruleset_default(&rs);
-}
-
-static int add_row(struct rows *r, const struct tb_addr *addr, int rule, bool shared,
-		   const struct tb_bucket *b)
-{
-	if (r->n == r->cap) {
-		struct row *v = realloc(r->v, (r->cap ? 2 * r->cap : 256) * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = r->cap ? 2 * r->cap : 256;
-	}
-	r->v[r->n] = (struct row){ .addr = *addr, .rule = rule, .shared = shared, .b = *b };
-	r->n++;
-	return 0;
-}
-
-static int collect(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
-{
-	struct rows *r = ctx;
-	int err = add_row(r, a, rule_of(a, b, r->gen), false, b);
-
-	if (!err)
-		pending_add(&r->pending, a, &r->v[r->n - 1].b.c);
-	return err;
-}
-
-static int add_shared(const struct tb_maps *m, struct rows *r, int id)
-{
-	struct tb_addr none = {};
-	struct tb_shared sh;
-	__u32 slot = rs.rules[id].shared;
-
-	if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
-		return -errno;
-	return add_row(r, &none, id, true, &sh.b);
+	if (!err && id < TB_MAX_RULES && rs.rules[id].in_use)
+		return id;
+	return ruleset_default(&rs);
 }
 
 static int sort_key;
@@ -113,12 +93,98 @@ static __u64 sort_value(const struct row *r)
 	return c->passed_bytes + c->dropped_bytes + c->monitored_bytes;
 }
 
+/* Listing order: by the sort value, largest first, then by address. */
 static int by_value_desc(const void *x, const void *y)
 {
 	__u64 a = sort_value(x), b = sort_value(y);
 
 	return a < b ? 1 : a > b ? -1 : memcmp(&((const struct row *)x)->addr, &((const struct row *)y)->addr,
 					       sizeof(struct tb_addr));
+}
+
+static void print_row(struct show *sh, const struct row *r);
+
+/* The top N: a heap whose root is the row listed last. */
+static void heap_sift_down(struct row *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct row t;
+
+		if (l < n && by_value_desc(&v[l], &v[m]) > 0)
+			m = l;
+		if (r < n && by_value_desc(&v[r], &v[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		t = v[i];
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+static void heap_push(struct row *v, size_t n, const struct row *r)
+{
+	size_t i = n;
+
+	v[i] = *r;
+	while (i && by_value_desc(&v[i], &v[(i - 1) / 2]) > 0) {
+		struct row t = v[i];
+
+		v[i] = v[(i - 1) / 2];
+		v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static int emit(struct show *sh, const struct row *r)
+{
+	if (sh->stream) {
+		print_row(sh, r);
+		return 0;
+	}
+	if (sh->a->top) {
+		if (sh->n < sh->a->top) {
+			heap_push(sh->v, sh->n++, r);
+		} else if (by_value_desc(r, &sh->v[0]) < 0) {
+			sh->v[0] = *r;
+			heap_sift_down(sh->v, sh->n, 0);
+		}
+		return 0;
+	}
+	if (sh->n == sh->cap) {
+		size_t cap = sh->cap ? 2 * sh->cap : 256;
+		struct row *v = realloc(sh->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->v = v;
+		sh->cap = cap;
+	}
+	sh->v[sh->n++] = *r;
+	return 0;
+}
+
+static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+{
+	struct show *sh = ctx;
+	struct row r = { .addr = *a, .rule = rule_of(sh->m, a, b, sh->gen), .b = *b };
+
+	pending_add(&sh->pending, a, &r.b.c);
+	return emit(sh, &r);
+}
+
+static int emit_shared(struct show *sh, int id)
+{
+	struct row r = { .rule = id, .shared = true };
+	__u32 slot = rs.rules[id].shared;
+	struct tb_shared v;
+
+	if (bpf_map_lookup_elem_flags(sh->m->shared, &slot, &v, BPF_F_LOCK))
+		return -errno;
+	r.b = v.b;
+	return emit(sh, &r);
 }
 
 static int parse_show(int argc, char **argv, struct cmd_args *a)
@@ -138,10 +204,11 @@ static int parse_show(int argc, char **argv, struct cmd_args *a)
 		return EXIT_USAGE;
 	if ((v = kw_get(kws, "sort")) && (a->sort = choose("show", "sort", v, sort_names)) < 0)
 		return EXIT_USAGE;
+	a->has_sort = v != NULL;
 	return 0;
 }
 
-static void print_row(const struct row *r, __u64 now, struct json_object *arr)
+static void print_row(struct show *sh, const struct row *r)
 {
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
 	const struct tb_counters *c = &r->b.c;
@@ -157,7 +224,7 @@ static void print_row(const struct row *r, __u64 now, struct json_object *arr)
 		prefix_format(&p, rname, sizeof(rname));
 		if (r->shared)
 			strcpy(addr, rname);
-		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, now, &rule->r) / TB_NANO : rule->burst;
+		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, sh->now, &rule->r) / TB_NANO : rule->burst;
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
 	if (out.json) {
@@ -174,7 +241,7 @@ static void print_row(const struct row *r, __u64 now, struct json_object *arr)
 		json_add_u64(o, "dropped_bytes", c->dropped_bytes);
 		json_add_u64(o, "monitored_packets", c->monitored_packets);
 		json_add_u64(o, "monitored_bytes", c->monitored_bytes);
-		json_object_array_add(arr, o);
+		out_json_item(&sh->js, o);
 		return;
 	}
 	printf("%-40s %-22s %10s %12llu %14llu %12llu %14llu %12llu\n", addr, rname, tok,
@@ -183,77 +250,97 @@ static void print_row(const struct row *r, __u64 now, struct json_object *arr)
 	       (unsigned long long)c->monitored_packets);
 }
 
+/* One address: its bucket, or its shared rule's. 1 when it has neither
+ * (reported), or -errno. */
+static int find_one(struct show *sh, struct row *r)
+{
+	const struct cmd_args *a = sh->a;
+	struct tb_shared v;
+	char buf[64];
+	__u32 slot;
+	int id;
+
+	memset(r, 0, sizeof(*r));
+	if (!bpf_map_lookup_elem(sh->m->buckets, &a->addr, &r->b)) {
+		r->addr = a->addr;
+		r->rule = rule_of(sh->m, &a->addr, &r->b, sh->gen);
+		pending_add(&sh->pending, &a->addr, &r->b.c);
+		return 0;
+	}
+	id = rule_of(sh->m, &a->addr, NULL, sh->gen);
+	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
+		addr_format(&a->addr, buf, sizeof(buf));
+		out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
+			  "or reset, or no rule matches)", a->dev, buf);
+		return 1;
+	}
+	slot = rs.rules[id].shared;
+	if (bpf_map_lookup_elem_flags(sh->m->shared, &slot, &v, BPF_F_LOCK))
+		return -errno;
+	r->rule = id;
+	r->shared = true;
+	r->b = v.b;
+	return 0;
+}
+
+static int show_rows(struct show *sh)
+{
+	int err = buckets_foreach(sh->m, emit_address, sh);
+
+	for (int i = 0; i < TB_MAX_RULES && !err; i++)
+		if (rs.rules[i].in_use && rs.rules[i].scope == TB_SCOPE_SHARED)
+			err = emit_shared(sh, i);
+	return err;
+}
+
+/* Without top or sort, rows go out in table order as they are read, so
+ * a million addresses cost no more memory than ten; top N keeps N. */
 static int run_show(const struct cmd_args *a)
 {
-	struct rows rows = {};
+	struct show sh = { .a = a, .stream = !a->top && !a->has_sort };
 	struct tb_config cfg;
 	struct tb_maps m;
-	__u64 now;
+	struct row one;
 	int err;
 
-	if (open_attached("show", a->dev, &m))
+	if (open_attached_ro("show", a->dev, &m))
 		return 1;
+	sh.m = &m;
 	err = state_read_config(&m, &cfg);
 	if (!err)
-		err = ruleset_load(&rs, &m);
+		err = ruleset_read(&rs, &m);
 	/* Read before the buckets: a batch flushed in between is then
 	 * counted twice rather than missed, and a quiet one is exact. */
 	if (!err)
-		err = pending_read(&m, &rows.pending);
-	rows.gen = cfg.gen;
-	if (!err && a->has_addr) {
-		struct tb_bucket b;
-		int id;
-
-		if (!bpf_map_lookup_elem(m.buckets, &a->addr, &b)) {
-			err = collect(&a->addr, &b, &rows);
-		} else if ((id = rule_of(&a->addr, NULL, cfg.gen)) >= 0 &&
-			   rs.rules[id].scope == TB_SCOPE_SHARED) {
-			err = add_shared(&m, &rows, id);
-		} else {
-			char buf[64];
-
-			addr_format(&a->addr, buf, sizeof(buf));
-			out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
-				  "or reset, or no rule matches)", a->dev, buf);
-			pending_free(&rows.pending);
-			maps_close(&m);
-			return 1;
+		err = pending_read(&m, &sh.pending);
+	sh.gen = cfg.gen;
+	sh.now = now_ns();
+	sort_key = a->sort;
+	if (!err && a->has_addr)
+		err = find_one(&sh, &one);
+	if (!err && a->top && !(sh.v = calloc(a->top, sizeof(*sh.v))))
+		err = -ENOMEM;
+	if (!err) {
+		if (out.json)
+			out_json_begin(&sh.js);
+		else
+			printf("%-40s %-22s %10s %12s %14s %12s %14s %12s\n", "ADDRESS", "RULE", "TOKENS",
+			       "PASSED_PKTS", "PASSED_BYTES", "DROPPED_PKTS", "DROPPED_BYTES", "MONITORED");
+		err = a->has_addr ? emit(&sh, &one) : show_rows(&sh);
+		if (!sh.stream && sh.n) {       /* qsort's pointer must not be NULL */
+			qsort(sh.v, sh.n, sizeof(*sh.v), by_value_desc);
+			for (size_t i = 0; i < sh.n; i++)
+				print_row(&sh, &sh.v[i]);
 		}
-	} else if (!err) {
-		err = buckets_foreach(&m, collect, &rows);
-		for (int i = 0; i < TB_MAX_RULES && !err; i++)
-			if (rs.rules[i].in_use && rs.rules[i].scope == TB_SCOPE_SHARED)
-				err = add_shared(&m, &rows, i);
+		if (out.json)
+			out_json_end(&sh.js);
 	}
 	maps_close(&m);
-	pending_free(&rows.pending);
-	if (err) {
-		out_error("show dev %s: read buckets: %s", a->dev, strerror(-err));
-		free(rows.v);
-		return 1;
-	}
-	sort_key = a->sort;
-	if (rows.n)     /* qsort's pointer must not be NULL, even for no rows */
-		qsort(rows.v, rows.n, sizeof(*rows.v), by_value_desc);
-	if (a->top && rows.n > a->top)
-		rows.n = a->top;
-	now = now_ns();
-	if (!out.json)
-		printf("%-40s %-22s %10s %12s %14s %12s %14s %12s\n", "ADDRESS", "RULE", "TOKENS",
-		       "PASSED_PKTS", "PASSED_BYTES", "DROPPED_PKTS", "DROPPED_BYTES", "MONITORED");
-	{
-		struct json_object *arr = json_object_new_array();
-
-		for (size_t i = 0; i < rows.n; i++)
-			print_row(&rows.v[i], now, arr);
-		if (out.json)
-			out_json(arr);
-		else
-			json_object_put(arr);
-	}
-	free(rows.v);
-	return 0;
+	pending_free(&sh.pending);
+	free(sh.v);
+	if (err < 0)
+		out_error("show dev %s: read rules and buckets: %s", a->dev, strerror(-err));
+	return err != 0;
 }
 
 static int parse_stats(int argc, char **argv, struct cmd_args *a)
@@ -284,7 +371,7 @@ static int run_stats(const struct cmd_args *a)
 
 	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
 		       "a name for every counter");
-	if (open_attached("stats", a->dev, &m))
+	if (open_attached_ro("stats", a->dev, &m))
 		return 1;
 	err = stats_sum(&m, &s);
 	if (!err)

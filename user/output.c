@@ -49,6 +49,37 @@ void out_json(struct json_object *doc)
 	json_object_put(doc);
 }
 
+void out_json_begin(struct json_stream *js)
+{
+	js->n = 0;
+	fputs("[", stdout);
+}
+
+void out_json_item(struct json_stream *js, struct json_object *o)
+{
+	int flags = out.pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN;
+	const char *text = json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	fputs(js->n++ ? "," : "", stdout);
+	if (out.pretty) {
+		/* One level deeper than a document of its own. */
+		fputs("\n  ", stdout);
+		for (const char *nl; (nl = strchr(text, '\n')); text = nl + 1) {
+			fwrite(text, 1, nl - text, stdout);
+			fputs("\n  ", stdout);
+		}
+		fputs(text, stdout);
+	} else {
+		fputs(text, stdout);
+	}
+	json_object_put(o);
+}
+
+void out_json_end(struct json_stream *js)
+{
+	fputs(out.pretty && js->n ? "\n]\n" : "]\n", stdout);
+}
+
 void json_add_u64(struct json_object *o, const char *key, __u64 v)
 {
 	json_object_object_add(o, key, json_object_new_uint64(v));

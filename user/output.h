@@ -20,6 +20,14 @@ void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a document and drop the reference. */
 void out_json(struct json_object *doc);
+/* A JSON array written element by element, so that its length costs no
+ * memory: begin, then one item per element (each freed), then end. */
+struct json_stream {
+	unsigned long n;
+};
+void out_json_begin(struct json_stream *js);
+void out_json_item(struct json_stream *js, struct json_object *o);
+void out_json_end(struct json_stream *js);
 /* libbpf's messages: printed live with -v -v; its warnings (the verifier's
  * log among them) are kept so a failed load can show the last lines. */
 void out_libbpf_setup(void);

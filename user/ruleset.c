@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "bucket.h"
 #include "ruleset.h"
 
@@ -14,21 +15,6 @@ void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
 	p->family = r->family;
 	p->len = r->prefixlen;
 	memcpy(p->addr, r->addr, sizeof(p->addr));
-}
-
-int ruleset_load(struct ruleset *rs, const struct tb_maps *m)
-{
-	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out, zero = 0;
-	int err;
-
-	rs->m = *m;
-	memset(rs->rules, 0, sizeof(rs->rules));
-	if (bpf_map_lookup_elem(m->config, &zero, &rs->cfg))
-		return -errno;
-	err = bpf_map_lookup_batch(m->rules, NULL, &out, keys, rs->rules, &count, NULL);
-	if (err && errno != ENOENT)
-		return -errno;
-	return 0;
 }
 
 int ruleset_default(const struct ruleset *rs)
@@ -66,68 +52,6 @@ static bool is_live(const struct ruleset *rs, const struct tb_prefix *p, int id)
 	return !bpf_map_lookup_elem(lpm_fd(rs, p), key, &v) && v == (__u32)id;
 }
 
-/* Clear in_use and nothing else: a packet reading the slot meanwhile sees
- * either flag, and the same rule either way. */
-static int retire(struct ruleset *rs, int id)
-{
-	struct tb_rule r = rs->rules[id];
-
-	r.in_use = 0;
-	if (bpf_map_update_elem(rs->m.rules, &id, &r, BPF_ANY))
-		return -errno;
-	rs->rules[id] = r;
-	return 0;
-}
-
-int ruleset_find(struct ruleset *rs, const struct tb_prefix *p)
-{
-	int found = -1;
-	struct tb_prefix q;
-
-	for (int i = 0; i < TB_MAX_RULES; i++) {
-		if (!rs->rules[i].in_use)
-			continue;
-		rule_prefix(&rs->rules[i], &q);
-		if (!prefix_equal(&q, p))
-			continue;
-		if (found < 0) {
-			found = i;
-			continue;
-		}
-		/* Two slots for one prefix: a change was interrupted between
-		 * publishing and retiring. Keep the published one. */
-		if (is_live(rs, p, i)) {
-			retire(rs, found);
-			found = i;
-		} else {
-			retire(rs, i);
-		}
-	}
-	return found;
-}
-
-static int free_slot(const struct ruleset *rs)
-{
-	for (int i = 0; i < TB_MAX_RULES; i++)
-		if (!rs->rules[i].in_use)
-			return i;
-	return -1;
-}
-
-static int free_shared_slot(const struct ruleset *rs)
-{
-	static __u8 used[TB_MAX_RULES];
-
-	memset(used, 0, sizeof(used));
-	for (int i = 0; i < TB_MAX_RULES; i++)
-		if (rs->rules[i].in_use)
-			used[rs->rules[i].shared] = 1;
-	for (int i = 0; i < TB_MAX_RULES; i++)
-		if (!used[i])
-			return i;
-	return -1;
-}
-
 static int bump_gen(struct ruleset *rs, __u32 default_rule)
 {
 	struct tb_config cfg = rs->cfg;
@@ -158,9 +82,167 @@ static int publish(struct ruleset *rs, const struct tb_prefix *p, int id)
 	return bump_gen(rs, rs->cfg.default_rule);
 }
 
+static __u32 prefix_hash(const struct tb_prefix *p)
+{
+	__u32 h = 2166136261u ^ p->family ^ (__u32)p->len << 8;
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ p->addr[i]) * 16777619u;
+	return h & (TB_RULE_HASH - 1);
+}
+
+static void index_add(struct ruleset *rs, int id)
+{
+	struct tb_prefix p;
+	__u32 h;
+
+	rule_prefix(&rs->rules[id], &p);
+	h = prefix_hash(&p);
+	rs->next[id] = rs->head[h];
+	rs->head[h] = id + 1;
+	/* A prefix's first rule takes the shared slot on top of the stack. */
+	if (rs->shared_refs[rs->rules[id].shared]++ == 0 && rs->nfree_shared &&
+	    rs->free_shared[rs->nfree_shared - 1] == rs->rules[id].shared)
+		rs->nfree_shared--;
+}
+
+static void index_del(struct ruleset *rs, int id)
+{
+	struct tb_prefix p;
+	int *link;
+
+	rule_prefix(&rs->rules[id], &p);
+	for (link = &rs->head[prefix_hash(&p)]; *link; link = &rs->next[*link - 1])
+		if (*link - 1 == id) {
+			*link = rs->next[id];
+			break;
+		}
+	rs->free_rules[rs->nfree_rules++] = id;
+	if (--rs->shared_refs[rs->rules[id].shared] == 0)
+		rs->free_shared[rs->nfree_shared++] = rs->rules[id].shared;
+}
+
+/* Clear in_use and nothing else: a packet reading the slot meanwhile sees
+ * either flag, and the same rule either way. */
+static int retire(struct ruleset *rs, int id)
+{
+	struct tb_rule r = rs->rules[id];
+
+	r.in_use = 0;
+	if (bpf_map_update_elem(rs->m.rules, &id, &r, BPF_ANY))
+		return -errno;
+	index_del(rs, id);
+	rs->rules[id] = r;
+	return 0;
+}
+
+static int find_in_chain(const struct ruleset *rs, const struct tb_prefix *p, int skip)
+{
+	struct tb_prefix q;
+
+	for (int i = rs->head[prefix_hash(p)]; i; i = rs->next[i - 1]) {
+		if (i - 1 == skip)
+			continue;
+		rule_prefix(&rs->rules[i - 1], &q);
+		if (prefix_equal(&q, p))
+			return i - 1;
+	}
+	return -1;
+}
+
+int ruleset_find(struct ruleset *rs, const struct tb_prefix *p)
+{
+	return find_in_chain(rs, p, -1);
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* Build the indexes from rules[]. A prefix found in two slots keeps its
+ * published one. That is a change caught between publishing and retiring:
+ * interrupted for good, which a writer (holding the device's lock)
+ * repairs by retiring the other slot, or in progress, which a reader
+ * only leaves out of its copy. */
+static int index_build(struct ruleset *rs, bool repair)
+{
+	memset(rs->head, 0, sizeof(rs->head));
+	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
+	rs->nfree_rules = rs->nfree_shared = 0;
+	for (int i = TB_MAX_RULES - 1; i >= 0; i--) {
+		if (!rs->rules[i].in_use)
+			rs->free_rules[rs->nfree_rules++] = i;
+	}
+	for (int i = 0; i < TB_MAX_RULES; i++) {
+		struct tb_prefix p;
+		int other, victim, err;
+
+		if (!rs->rules[i].in_use)
+			continue;
+		rule_prefix(&rs->rules[i], &p);
+		other = find_in_chain(rs, &p, -1);
+		index_add(rs, i);
+		if (other < 0)
+			continue;
+		victim = is_live(rs, &p, i) ? other : i;
+		if (repair) {
+			err = retire(rs, victim);
+			if (err)
+				return err;
+		} else {
+			index_del(rs, victim);
+			rs->rules[victim].in_use = 0;
+		}
+	}
+	for (int i = TB_MAX_RULES - 1; i >= 0; i--)
+		if (!rs->shared_refs[i])
+			rs->free_shared[rs->nfree_shared++] = i;
+	return 0;
+}
+
+static int load(struct ruleset *rs, const struct tb_maps *m, bool repair)
+{
+	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out, zero = 0, id = map_id(m->rules);
+	struct tb_config cfg;
+	int err;
+
+	if (bpf_map_lookup_elem(m->config, &zero, &cfg))
+		return -errno;
+	rs->m = *m;
+	if (id && id == rs->rules_map_id && cfg.gen == rs->cfg.gen) {
+		rs->cfg = cfg;
+		return 0;
+	}
+	rs->cfg = cfg;
+	rs->rules_map_id = 0;
+	memset(rs->rules, 0, sizeof(rs->rules));
+	err = bpf_map_lookup_batch(m->rules, NULL, &out, keys, rs->rules, &count, NULL);
+	if (err && errno != ENOENT)
+		return -errno;
+	err = index_build(rs, repair);
+	if (err)
+		return err;
+	rs->rules_map_id = id;
+	return 0;
+}
+
+int ruleset_load(struct ruleset *rs, const struct tb_maps *m)
+{
+	return load(rs, m, true);
+}
+
+int ruleset_read(struct ruleset *rs, const struct tb_maps *m)
+{
+	return load(rs, m, false);
+}
+
 int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s)
 {
-	int old = ruleset_find(rs, p), id = free_slot(rs), shared, err;
+	int old = ruleset_find(rs, p), id, shared, err;
 	struct tb_rule r = {
 		.r = tb_rate_make(s->rate, s->burst),
 		.burst = s->burst,
@@ -175,9 +257,11 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 
 	if (!s->early || s->action == TB_ACTION_MONITOR || s->action == TB_ACTION_SHAPE)
 		r.r.early = r.r.early_shift = 0;
-	shared = old >= 0 ? rs->rules[old].shared : free_shared_slot(rs);
-	if (id < 0 || shared < 0)
+	shared = old >= 0 ? rs->rules[old].shared :
+	         rs->nfree_shared ? rs->free_shared[rs->nfree_shared - 1] : -1;
+	if (!rs->nfree_rules || shared < 0)
 		return -ENOSPC;
+	id = rs->free_rules[rs->nfree_rules - 1];
 	r.shared = shared;
 	memcpy(r.addr, p->addr, sizeof(r.addr));
 	if (old < 0 || rs->rules[old].cost != s->cost) {
@@ -190,7 +274,9 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 	}
 	if (bpf_map_update_elem(rs->m.rules, &id, &r, BPF_ANY))
 		return -errno;
+	rs->nfree_rules--;
 	rs->rules[id] = r;
+	index_add(rs, id);
 	err = publish(rs, p, id);
 	if (err) {
 		retire(rs, id);

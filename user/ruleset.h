@@ -18,12 +18,21 @@ struct tb_maps {
 	int dropcache;
 };
 
-/* The rules table as the kernel holds it, read once so that lookups and
- * slot allocation cost no syscalls (a batch of 10,000 rules stays fast). */
+#define TB_RULE_HASH 16384      /* prefix index buckets, power of two */
+
+/* The rules table as the kernel holds it, read once and then kept in step
+ * by every change this process makes, with indexes so that finding a
+ * prefix and allocating slots cost the same at 10 rules as at 10,000. */
 struct ruleset {
 	struct tb_maps m;
 	struct tb_config cfg;
+	__u32 rules_map_id;     /* the rules map the copy came from (0: none) */
 	struct tb_rule rules[TB_MAX_RULES];
+	int head[TB_RULE_HASH]; /* prefix hash: first in-use slot + 1 */
+	int next[TB_MAX_RULES]; /* next slot + 1 on the same chain */
+	int free_rules[TB_MAX_RULES], nfree_rules;              /* stack, lowest on top */
+	__u16 shared_refs[TB_MAX_RULES];                        /* in-use rules per shared[] slot */
+	int free_shared[TB_MAX_RULES], nfree_shared;
 };
 
 /* What an operator sets; ruleset_set derives the rest. */
@@ -38,7 +47,14 @@ struct rule_spec {
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
+/* Read the rules from the maps m, unless rs already holds them: the same
+ * rules map at the same generation (every change bumps it). For a writer,
+ * holding the device's lock: a prefix left in two slots by an
+ * interrupted change keeps its published slot and the other is retired. */
 int ruleset_load(struct ruleset *rs, const struct tb_maps *m);
+/* The same for a reader, which does not hold the lock and writes nothing:
+ * of a prefix in two slots (a change in progress) it keeps the published. */
+int ruleset_read(struct ruleset *rs, const struct tb_maps *m);
 /* The live slot of p's rule, or -1. */
 int ruleset_find(struct ruleset *rs, const struct tb_prefix *p);
 /* Create or change a rule: written to a fresh slot, then published in one

@@ -132,7 +132,7 @@ int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, b
 	return parse_dev(cmd, kw_get(kws, "dev"), a);
 }
 
-int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
+static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, bool lock)
 {
 	int err, fd;
 
@@ -141,7 +141,7 @@ int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
 		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, strerror(-err));
 		return 1;
 	}
-	fd = state_lock(dev);
+	fd = lock ? state_lock(dev) : 0;
 	if (fd < 0) {
 		out_error("%s dev %s: lock %s: %s", cmd, dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;
@@ -156,6 +156,16 @@ int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
 		return 1;
 	}
 	return 0;
+}
+
+int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
+{
+	return open_maps(cmd, dev, m, true);
+}
+
+int open_attached_ro(const char *cmd, const char *dev, struct tb_maps *m)
+{
+	return open_maps(cmd, dev, m, false);
 }
 
 /* Unique prefixes of command words are accepted, as in ip(8). */
@@ -322,7 +332,7 @@ static bool rule_at(const struct batch_line *lines, int upto, const struct cmd_a
 	}
 	if (state_open(a->dev, &m))
 		return false;
-	found = !ruleset_load(&rs, &m) && ruleset_find(&rs, &a->prefix) >= 0;
+	found = !ruleset_read(&rs, &m) && ruleset_find(&rs, &a->prefix) >= 0;
 	maps_close(&m);
 	return found;
 }

@@ -34,6 +34,7 @@ struct cmd_args {
 	bool has_addr;
 	__u32 top;
 	int sort;
+	bool has_sort;
 	/* reset */
 	int reset;
 };
@@ -74,6 +75,9 @@ struct tb;
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
+/* The same for a command that only reads: it takes no lock, so it never
+ * waits for a writer, nor holds one up. */
+int open_attached_ro(const char *cmd, const char *dev, struct tb_maps *m);
 
 extern const char *const mode_names[];
 extern const char *const key_names[];

@@ -12,7 +12,7 @@ check "prefix rule" tb rule set dev "$DEV_R" 198.18.4.0/24 rate 1mbit
 ip -n "$NS_R" link add "tbx$ID" type veth peer name "tbxp$ID"
 ip -n "$NS_R" link add "tby$ID" type veth peer name "tbyp$ID"
 
-state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; ls /sys/fs/bpf/tbctl; }
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; ls /sys/fs/bpf/tbctl | grep -F "$ID"; }
 snap=$(state)
 
 # expect_fail CODE PATTERN ARGS...

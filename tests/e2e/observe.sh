@@ -36,6 +36,22 @@ check "status: max-addrs 4096" [ "$(tb -j status dev "$DEV_R" | jq '.[0].max_add
 check "-p pretty-prints valid JSON" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j -p rule list dev $DEV_R | jq -e 'length == 3' >/dev/null"
 check "rule list in tc's units" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.12/32 rate 2Kpps burst 32pkt cost packets action drop scope per-address early on'"
 
+check "-j -p show: every row, as valid JSON" \
+	[ "$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j -p show dev $DEV_R | jq length)" = "$rows" ]
+check "-j show top 1 is the first of sort bytes" [ "$(tb -j show dev "$DEV_R" top 1 | jq -r '.[0].address')" = \
+	"$(tb -j show dev "$DEV_R" sort bytes | jq -r '.[0].address')" ]
+
+# Readers take no lock: with the device's lock held by a writer, they answer.
+flock "/run/tbctl/$DEV_R.lock" sleep 20 &
+holder=$!
+sleep 0.3
+check "show answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL show dev $DEV_R >/dev/null
+check "stats answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R >/dev/null
+check "rule list answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R >/dev/null
+check "a change waits for the writer" bash -c "! timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL rule set dev $DEV_R default rate 1mbit burst 10k"
+kill "$holder"
+wait "$holder" 2>/dev/null
+
 tokens=$(show_field 198.18.0.10 tokens_bytes)
 check "reset counters" tb reset dev "$DEV_R" counters
 row=$(tb -j show dev "$DEV_R" addr 198.18.0.10)
@@ -44,5 +60,9 @@ check "reset counters: bucket kept" [ "$(jq length <<<"$row")" = 1 ]
 check "reset counters: global stats zeroed" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
 check "reset buckets" tb reset dev "$DEV_R" buckets
 check "reset buckets: no address tracked" [ "$(tb -j stats dev "$DEV_R" | jq .addresses_tracked)" = 0 ]
+for f in -j "-j -p"; do
+	check "$f show of an emptied table: a JSON array" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL $f show dev $DEV_R | jq -e 'type == \"array\"' >/dev/null"
+done
 check "reset buckets: rules kept" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 3 ]
 summary
