@@ -172,7 +172,13 @@ static int run_attach(const struct cmd_args *args)
 		out_error("attach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-lock));
 		return 1;
 	}
-	existing = !state_open(a->dev, &old);
+	err = state_open(a->dev, &old);
+	if (err == -EPROTO) {
+		out_error("attach dev %s: the pinned maps are another tbctl build's (%s); "
+			  "detach, then attach with this build", a->dev, state_layout_error());
+		return 1;
+	}
+	existing = !err;
 	if (existing) {
 		err = state_read_config(&old, &cfg);
 		maps_close(&old);
@@ -301,14 +307,13 @@ static int parse_detach(int argc, char **argv, struct cmd_args *a)
 static int run_detach(const struct cmd_args *a)
 {
 	struct tb_config cfg;
-	struct tb_maps m;
-	__u32 id;
-	int err;
+	__u32 id, zero = 0;
+	int err, fd;
 
-	if (open_attached("detach", a->dev, &m))
+	if (open_attached_config("detach", a->dev, &fd))
 		return 1;
-	err = state_read_config(&m, &cfg);
-	maps_close(&m);
+	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	close(fd);
 	if (err) {
 		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
 		return 1;
@@ -364,12 +369,13 @@ static int status_one(const char *dev, struct json_object *arr)
 
 	err = state_open(dev, &m);
 	if (err) {
-		out_error("status dev %s: %s", dev, err == -ENOENT ? "not attached" : strerror(-err));
+		out_error("status dev %s: %s", dev, err == -ENOENT ? "not attached" :
+			  err == -EPROTO ? state_layout_error() : strerror(-err));
 		return 1;
 	}
 	err = state_read_config(&m, &cfg);
 	if (!err)
-		err = ruleset_load(&rs, &m);
+		err = ruleset_read(&rs, &m);
 	if (!err)
 		err = buckets_foreach(&m, count_bucket, &cnt);
 	maps_close(&m);

@@ -3,6 +3,7 @@
  * the maps back. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,25 +93,87 @@ int state_lock(const char *dev)
 	return fd;
 }
 
+/* What this build's maps are, in struct tb_maps order: a pin of another
+ * layout (another tbctl build) would be read as garbage, or overflow a
+ * buffer, so it is refused before anything is read or written. */
+static const struct { __u32 type, key, value; } layout[] = {
+	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct tb_addr), sizeof(struct tb_bucket) },
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_rule) },
+	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct tb_lpm_v4), sizeof(__u32) },
+	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct tb_lpm_v6), sizeof(__u32) },
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_shared) },
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_lock) },
+	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_config) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct tb_stats) },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct tb_dropslot) },
+};
+_Static_assert(sizeof(layout) / sizeof(layout[0]) == sizeof(tb_map_names) / sizeof(tb_map_names[0]),
+	       "a layout for every map");
+
+static char layout_msg[160];
+
+const char *state_layout_error(void)
+{
+	return layout_msg;
+}
+
+static int check_layout(int i, int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type == layout[i].type && info.key_size == layout[i].key && info.value_size == layout[i].value)
+		return 0;
+	snprintf(layout_msg, sizeof(layout_msg),
+		 "map %s has type %u, key %u and value %u bytes; this build expects %u, %u and %u",
+		 tb_map_names[i], info.type, info.key_size, info.value_size, layout[i].type, layout[i].key,
+		 layout[i].value);
+	return -EPROTO;
+}
+
 int state_open(const char *dev, struct tb_maps *m)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int *fd = (int *)m;
+	int *fd = (int *)m, err;
 
 	state_dir(dev, dir, sizeof(dir));
 	for (int i = 0; i < tb_map_count; i++)
 		fd[i] = -1;
+	/* Every pin first: a partial set is no attached device. */
 	for (int i = 0; i < tb_map_count; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
 		fd[i] = bpf_obj_get(path);
 		if (fd[i] < 0) {
-			int err = -errno;
-
+			err = -errno;
+			maps_close(m);
+			return err;
+		}
+	}
+	for (int i = 0; i < tb_map_count; i++) {
+		err = check_layout(i, fd[i]);
+		if (err) {
 			maps_close(m);
 			return err;
 		}
 	}
 	return 0;
+}
+
+int state_open_config(const char *dev, int *fd)
+{
+	enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int err;
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[CONFIG]);
+	*fd = bpf_obj_get(path);
+	err = *fd < 0 ? -errno : check_layout(CONFIG, *fd);
+	if (err && *fd >= 0)
+		close(*fd);
+	return err;
 }
 
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg)

@@ -24,8 +24,13 @@ int bpffs_ensure(void);
 void state_dir(const char *dev, char *buf, size_t len);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);
-/* Open the pinned maps; -ENOENT when dev is not attached. */
+/* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when
+ * they have another layout (state_layout_error says how). */
 int state_open(const char *dev, struct tb_maps *m);
+const char *state_layout_error(void);
+/* Open the pinned config alone (what detach needs, whatever else the
+ * pins hold), checked like state_open. */
+int state_open_config(const char *dev, int *fd);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* Overwrite every CPU's counters with zero. */

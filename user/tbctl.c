@@ -132,7 +132,7 @@ int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, b
 	return parse_dev(cmd, kw_get(kws, "dev"), a);
 }
 
-static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, bool lock)
+static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *config, bool lock)
 {
 	int err, fd;
 
@@ -146,9 +146,14 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, bool l
 		out_error("%s dev %s: lock %s: %s", cmd, dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;
 	}
-	err = state_open(dev, m);
+	err = m ? state_open(dev, m) : state_open_config(dev, config);
 	if (err == -ENOENT) {
 		out_error("%s dev %s: not attached", cmd, dev);
+		return 1;
+	}
+	if (err == -EPROTO) {
+		out_error("%s dev %s: the pinned maps are another tbctl build's (%s); "
+			  "detach, then attach with this build", cmd, dev, state_layout_error());
 		return 1;
 	}
 	if (err) {
@@ -160,12 +165,17 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, bool l
 
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m)
 {
-	return open_maps(cmd, dev, m, true);
+	return open_maps(cmd, dev, m, NULL, true);
 }
 
 int open_attached_ro(const char *cmd, const char *dev, struct tb_maps *m)
 {
-	return open_maps(cmd, dev, m, false);
+	return open_maps(cmd, dev, m, NULL, false);
+}
+
+int open_attached_config(const char *cmd, const char *dev, int *fd)
+{
+	return open_maps(cmd, dev, NULL, fd, true);
 }
 
 /* Unique prefixes of command words are accepted, as in ip(8). */

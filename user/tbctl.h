@@ -78,6 +78,9 @@ int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
 /* The same for a command that only reads: it takes no lock, so it never
  * waits for a writer, nor holds one up. */
 int open_attached_ro(const char *cmd, const char *dev, struct tb_maps *m);
+/* The config alone, locked: for detach, which must work over the pins of
+ * any build. */
+int open_attached_config(const char *cmd, const char *dev, int *fd);
 
 extern const char *const mode_names[];
 extern const char *const key_names[];

@@ -12,7 +12,7 @@ check "prefix rule" tb rule set dev "$DEV_R" 198.18.4.0/24 rate 1mbit
 ip -n "$NS_R" link add "tbx$ID" type veth peer name "tbxp$ID"
 ip -n "$NS_R" link add "tby$ID" type veth peer name "tbyp$ID"
 
-state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; ls /sys/fs/bpf/tbctl | grep -F "$ID"; }
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'if type == "array" then map(del(.addresses)) else . end'; ls /sys/fs/bpf/tbctl | grep -F "$ID"; }
 snap=$(state)
 
 # expect_fail CODE PATTERN ARGS...
@@ -156,4 +156,18 @@ pids=()
 for i in $(seq 1 16); do tb rule del dev "$DEV_R" "198.19.$i.0/24" & pids+=($!); done
 wait "${pids[@]}"
 check "16 concurrent rule dels: back to the snapshot" [ "$(state)" = "$snap" ]
+
+# Pins of another layout (another tbctl build) are refused by every
+# command before anything is read or written, and detach still works.
+# The program keeps its own maps; only the pin is swapped.
+pin=/sys/fs/bpf/tbctl/$DEV_R/dropcache
+rm -f "$pin"
+check "pin a dropcache of another layout" bpftool map create "$pin" type percpu_array key 4 value 8 entries 1 name tbold
+snap=$(state)
+for cmd in "show dev $DEV_R" "stats dev $DEV_R" "rule list dev $DEV_R" "rule set dev $DEV_R default rate 2mbit" \
+	"reset dev $DEV_R" "attach dev $DEV_R"; do
+	expect_fail 1 "another tbctl build's (map dropcache has type 6, key 4 and value 8 bytes; this build expects 6, 4 and 48)" $cmd
+done
+check "detach works over another build's pins" tb detach dev "$DEV_R"
+check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 summary
