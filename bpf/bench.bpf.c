@@ -88,8 +88,8 @@ int bench_many(struct xdp_md *ctx)
 }
 
 /* Generator, run with BPF_F_TEST_XDP_LIVE_FRAMES over an IPv4/UDP
- * template: stamp one of gen_sources source addresses (from the
- * template's) on each frame, fix the IPv4 checksum, and send it out of
+ * template: stamp one of gen_sources source addresses (the block of that
+ * size holding the template's) on each frame, fix the IPv4 checksum, and send it out of
  * gen_ifindex (a veth: the frame arrives at its peer). */
 const volatile __u32 gen_ifindex = 0;
 const volatile __u32 gen_sources = 1;
@@ -112,7 +112,9 @@ int bench_gen(struct xdp_md *ctx)
 
 	if (!seq || (void *)(ip + 1) > data_end)
 		return XDP_ABORTED;
-	ip->saddr = tb_htonl((tb_htonl(ip->saddr) & ~0x3ffu) + *seq % gen_sources);
+	/* gen_sources is a power of two; an odd multiplier visits every
+	 * address of the block once per round, in a scattered order. */
+	ip->saddr = tb_htonl((tb_htonl(ip->saddr) & ~(gen_sources - 1)) | ((*seq * 2654435761u) & (gen_sources - 1)));
 	(*seq)++;
 	ip->check = 0;
 	for (int i = 0; i < 10; i++)

@@ -253,14 +253,25 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, rule->shared, t, now, len, pkts, depart);
 		if (!b) {
+			/* The first packet is charged to the new bucket before
+			 * it is inserted, so no lookup follows the insert: a
+			 * lookup sets the LRU's reference bit, and a flood of
+			 * one-packet spoofed sources would then look as alive
+			 * as a real one and push it out. */
 			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
 
 			tb_fill(&nb.lvl, now, &t->r);
-			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST))
+			tb_draw(t);
+			out = tb_account(&nb, t, now, len, pkts, depart);
+			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST)) {
 				st->buckets_created++;
+				return tb_count(st, out, t->action, len, pkts);
+			}
+			/* Another CPU inserted it meanwhile: charge that one. */
 			b = bpf_map_lookup_elem(&buckets, key);
 			if (!b)
 				return TB_PASS;
+			*depart = 0;
 		}
 	} else {
 		/* Certainly over the limit: decided and counted without the

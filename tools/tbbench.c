@@ -387,8 +387,9 @@ static int gen(const char *dev, const char *dmac, const char *src, int sources, 
 	__u64 t0, t1, sent = 0;
 	int ifindex = if_nametoindex(dev);
 
-	if (!ifindex || size < 60 || size > 1514 || sources < 1 || sources > 1024) {
-		fprintf(stderr, "tbbench gen: need an existing --dev, --size 60..1514, --sources 1..1024\n");
+	if (!ifindex || size < 60 || size > 1514 || sources < 1 || sources > 1 << 20 || (sources & (sources - 1))) {
+		fprintf(stderr, "tbbench gen: need an existing --dev, --size 60..1514, "
+				"--sources a power of two up to 1048576\n");
 		return 2;
 	}
 	frame_ipv4(&f, src, dst, &fo);
