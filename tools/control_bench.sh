@@ -64,6 +64,22 @@ for rules in 1 1000 10000; do
 	tb detach dev "$DEV_R"
 done
 
+# Checking a 100,000-line batch (the last line is bad, so nothing runs):
+# 50,000 rule sets, then deletes of all but one of them.
+tb attach dev "$DEV_R" >/dev/null
+{
+	for ((i = 0; i < 50000; i++)); do printf 'rule set dev %s 2001:db8:%x:%x::/64 rate 1mbit\n' "$DEV_R" $((i >> 8)) $((i & 255)); done
+	for ((i = 0; i < 49999; i++)); do printf 'rule del dev %s 2001:db8:%x:%x::/64\n' "$DEV_R" $((i >> 8)) $((i & 255)); done
+	echo "rule set dev $DEV_R default rate 1foo"
+} >"$tmp/check"
+/usr/bin/time -f '%e %M' -o "$tmp/time" "${IN_R[@]}" "$TBCTL" -batch "$tmp/check" >/dev/null 2>"$tmp/err" &&
+	{ echo "control_bench: the bad batch was accepted" >&2; exit 1; }
+read -r secs rss < <(tail -n 1 "$tmp/time")
+jq -M -c -n --argjson secs "$secs" --argjson rss "$rss" \
+	'{ what: "check a 100,000-line batch", addresses: 0, rules: 1, seconds: $secs, max_rss_kib: $rss }' >>"$OUT"
+echo "control_bench: check a 100,000-line batch: $secs s, $rss KiB" >&2
+tb detach dev "$DEV_R"
+
 tb attach dev "$DEV_R" max-addrs "$BIG" >/dev/null
 tb rule set dev "$DEV_R" default rate 10mbit
 "${IN_R[@]}" "$B/tbbench" fill --dev "$DEV_R" --addrs "$BIG"

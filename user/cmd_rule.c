@@ -110,7 +110,8 @@ static int rule_error(const struct cmd_args *a, int err)
 	if (err == -ENOENT)
 		out_error("%s dev %s: no rule for %s", cmd, a->dev, p);
 	else if (err == -ENOSPC)
-		out_error("%s dev %s %s: rule table full (%d rules)", cmd, a->dev, p, TB_MAX_RULES - 1);
+		out_error("%s dev %s %s: rule table full (%d rules; one slot stays free so that any rule "
+			  "can still be changed)", cmd, a->dev, p, TB_MAX_RULES - 1);
 	else
 		out_error("%s dev %s %s: update maps: %s", cmd, a->dev, p, strerror(-err));
 	return 1;

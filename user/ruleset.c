@@ -259,7 +259,9 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		r.r.early = r.r.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared :
 	         rs->nfree_shared ? rs->free_shared[rs->nfree_shared - 1] : -1;
-	if (!rs->nfree_rules || shared < 0)
+	/* A change needs a free slot while the old one is live: a new rule
+	 * may not take the last, or no rule could be changed any more. */
+	if (rs->nfree_rules < (old < 0 ? 2 : 1) || shared < 0)
 		return -ENOSPC;
 	id = rs->free_rules[rs->nfree_rules - 1];
 	r.shared = shared;

@@ -30,6 +30,20 @@ static const struct command *const commands[] = {
 
 static void usage(FILE *f)
 {
+	if (out.json) {
+		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+
+		for (int i = 0; i < N_COMMANDS; i++) {
+			struct json_object *c = json_object_new_object();
+
+			json_add_str(c, "command", commands[i]->name);
+			json_add_str(c, "arguments", commands[i]->usage);
+			json_object_array_add(arr, c);
+		}
+		json_object_object_add(o, "commands", arr);
+		out_json(o);
+		return;
+	}
 	fprintf(f, "Usage: tbctl [-j|--json] [-p|--pretty] [-v] [-h|--help] [-V|--version] COMMAND ...\n"
 		   "       tbctl [-j] -batch FILE   (FILE - for stdin: one command per line, # comments)\n"
 		   "Commands:\n");
@@ -225,6 +239,10 @@ static const struct command *find_command(int argc, char **argv, int *used)
 	if (w < 0)
 		return NULL;
 	if (w == n - 1) {
+		if (out.batch_line > 0) {
+			out_error("help is no command to run from a batch");
+			return NULL;
+		}
 		usage(stdout);
 		exit(0);
 	}
@@ -306,76 +324,217 @@ static int split_words(char *line, char **argv)
 }
 
 /* Whether dev is attached after lines[0..upto) run. */
-static bool attached_at(const struct batch_line *lines, int upto, const char *dev)
+/* What a batch will have done by a given line, so each line is checked
+ * in constant time against the state it will run in: per device, whether
+ * it will be attached and since which line its rules are gone (a detach
+ * drops them all); per rule, the last line that set or deleted it. */
+struct batch_dev {
+	char name[IF_NAMESIZE];
+	int attached;           /* -1: as on disk */
+	int cleared_at;         /* line index of the latest detach; -1: none */
+	struct ruleset *rs;     /* the rules on disk, read once */
+	bool rs_read;
+};
+
+struct batch_rule {
+	int dev;                /* batch_dev index; -1: empty slot */
+	struct tb_prefix prefix;
+	int at;                 /* line index of the latest set or del */
+	bool set;
+};
+
+struct batch_state {
+	struct batch_dev *dev;
+	int ndev, capdev;
+	struct batch_rule *rule;        /* open addressing, power-of-two size */
+	size_t nrule, caprule;
+};
+
+static int batch_dev_of(struct batch_state *bs, const char *name)
+{
+	for (int i = 0; i < bs->ndev; i++)
+		if (!strcmp(bs->dev[i].name, name))
+			return i;
+	if (bs->ndev == bs->capdev) {
+		int cap = bs->capdev ? 2 * bs->capdev : 8;
+		struct batch_dev *d = realloc(bs->dev, cap * sizeof(*d));
+
+		if (!d)
+			return -1;
+		bs->dev = d;
+		bs->capdev = cap;
+	}
+	bs->dev[bs->ndev] = (struct batch_dev){ .attached = -1, .cleared_at = -1 };
+	snprintf(bs->dev[bs->ndev].name, sizeof(bs->dev[0].name), "%s", name);
+	return bs->ndev++;
+}
+
+static size_t batch_rule_hash(int dev, const struct tb_prefix *p)
+{
+	size_t h = 14695981039346656037ULL ^ (size_t)dev ^ (size_t)p->family << 8 ^ (size_t)p->len << 16;
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ p->addr[i]) * 1099511628211ULL;
+	return h;
+}
+
+static struct batch_rule *batch_rule_of(struct batch_state *bs, int dev, const struct tb_prefix *p, bool add)
+{
+	size_t i;
+
+	if (add && 2 * (bs->nrule + 1) > bs->caprule) {
+		size_t cap = bs->caprule ? 2 * bs->caprule : 1024;
+		struct batch_rule *v = malloc(cap * sizeof(*v)), *old = bs->rule;
+
+		if (!v)
+			return NULL;
+		for (i = 0; i < cap; i++)
+			v[i].dev = -1;
+		bs->rule = v;
+		for (size_t k = 0; k < bs->caprule; k++) {
+			size_t j;
+
+			if (old[k].dev < 0)
+				continue;
+			for (j = batch_rule_hash(old[k].dev, &old[k].prefix) & (cap - 1); v[j].dev >= 0; j = (j + 1) & (cap - 1))
+				;
+			v[j] = old[k];
+		}
+		bs->caprule = cap;
+		free(old);
+	}
+	if (!bs->caprule)
+		return NULL;
+	for (i = batch_rule_hash(dev, p) & (bs->caprule - 1); bs->rule[i].dev >= 0; i = (i + 1) & (bs->caprule - 1))
+		if (bs->rule[i].dev == dev && prefix_equal(&bs->rule[i].prefix, p))
+			return &bs->rule[i];
+	if (!add)
+		return NULL;
+	bs->rule[i] = (struct batch_rule){ .dev = dev, .prefix = *p, .at = -1 };
+	bs->nrule++;
+	return &bs->rule[i];
+}
+
+static bool batch_attached(struct batch_state *bs, int d)
 {
 	char dir[PATH_MAX];
 
-	for (int i = upto - 1; i >= 0; i--) {
-		if (strcmp(lines[i].a.dev, dev))
-			continue;
-		if (lines[i].a.cmd == &cmd_attach)
-			return true;
-		if (lines[i].a.cmd == &cmd_detach)
-			return false;
-	}
-	state_dir(dev, dir, sizeof(dir));
+	if (bs->dev[d].attached >= 0)
+		return bs->dev[d].attached;
+	state_dir(bs->dev[d].name, dir, sizeof(dir));
 	return access(dir, F_OK) == 0;
 }
 
-/* Whether a rule for p on dev exists after lines[0..upto) run. */
-static bool rule_at(const struct batch_line *lines, int upto, const struct cmd_args *a)
+/* The rules of an attached device as they are now; NULL if none. */
+static struct ruleset *rules_on_disk(const char *dev)
 {
-	static struct ruleset rs;
+	struct ruleset *rs = calloc(1, sizeof(*rs));
 	struct tb_maps m;
-	bool found;
+	int err;
 
-	for (int i = upto - 1; i >= 0; i--) {
-		const struct cmd_args *b = &lines[i].a;
-
-		if (strcmp(b->dev, a->dev))
-			continue;
-		/* A re-attach keeps the rules; a detach drops them all. */
-		if (b->cmd == &cmd_detach)
-			return false;
-		if ((b->cmd == &cmd_rule_set || b->cmd == &cmd_rule_del) && prefix_equal(&b->prefix, &a->prefix))
-			return b->cmd == &cmd_rule_set;
+	if (!rs || state_open(dev, &m)) {
+		free(rs);
+		return NULL;
 	}
-	if (state_open(a->dev, &m))
-		return false;
-	found = !ruleset_read(&rs, &m) && ruleset_find(&rs, &a->prefix) >= 0;
+	err = ruleset_read(rs, &m);
 	maps_close(&m);
-	return found;
+	if (err) {
+		free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
+/* Whether a rule for a->prefix will exist when this line runs. */
+static bool batch_rule_exists(struct batch_state *bs, int d, const struct cmd_args *a)
+{
+	struct batch_dev *dev = &bs->dev[d];
+	struct batch_rule *r = batch_rule_of(bs, d, &a->prefix, false);
+
+	if (r && r->at > dev->cleared_at)
+		return r->set;
+	if (dev->cleared_at >= 0)
+		return false;
+	if (!dev->rs_read) {
+		dev->rs_read = true;
+		dev->rs = rules_on_disk(dev->name);
+	}
+	return dev->rs && ruleset_find(dev->rs, &a->prefix) >= 0;
+}
+
+/* Record what line i will have done. */
+static int batch_note(struct batch_state *bs, int d, int i, const struct cmd_args *a)
+{
+	struct batch_rule *r;
+
+	if (a->cmd == &cmd_attach) {
+		bs->dev[d].attached = 1;
+	} else if (a->cmd == &cmd_detach) {
+		bs->dev[d].attached = 0;
+		bs->dev[d].cleared_at = i;
+	} else if (a->cmd == &cmd_rule_set || a->cmd == &cmd_rule_del) {
+		r = batch_rule_of(bs, d, &a->prefix, true);
+		if (!r)
+			return -ENOMEM;
+		r->at = i;
+		r->set = a->cmd == &cmd_rule_set;
+	}
+	return 0;
+}
+
+static void batch_free(struct batch_state *bs)
+{
+	for (int i = 0; i < bs->ndev; i++)
+		free(bs->dev[i].rs);
+	free(bs->dev);
+	free(bs->rule);
 }
 
 static int run_batch(const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	struct batch_state bs = {};
 	struct batch_line *lines = NULL;
-	int n = 0, cap = 0, err = 0;
+	int n = 0, cap = 0, err = 0, lineno = 0;
 	char *buf = NULL;
 	size_t blen = 0;
+	ssize_t len;
 
 	if (!f) {
 		out_error("batch: open %s: %s", path, strerror(errno));
 		return 1;
 	}
-	for (int lineno = 1; getline(&buf, &blen, f) >= 0; lineno++) {
+	while (!err && (errno = 0, len = getline(&buf, &blen, f)) >= 0) {
 		struct batch_line *l;
 		char *copy;
+		int d;
 
+		out.batch_line = ++lineno;
+		if (strlen(buf) != (size_t)len) {
+			out_error("a NUL byte in the line");
+			err = EXIT_USAGE;
+			break;
+		}
 		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			lines = realloc(lines, cap * sizeof(*lines));
-			if (!lines) {
+			struct batch_line *v = realloc(lines, (cap ? 2 * cap : 64) * sizeof(*lines));
+
+			if (!v) {
 				out_error("batch: %s", strerror(ENOMEM));
-				return 1;
+				err = 1;
+				break;
 			}
+			lines = v;
+			cap = cap ? 2 * cap : 64;
 		}
 		l = &lines[n];
 		copy = strdup(buf);
 		l->lineno = lineno;
 		l->argc = copy ? split_words(copy, l->argv) : -1;
-		out.batch_line = lineno;
+		if (!copy) {
+			out_error("batch: %s", strerror(ENOMEM));
+			err = 1;
+			break;
+		}
 		if (l->argc < 0) {
 			out_error("more than %d words", BATCH_MAX_WORDS);
 			err = EXIT_USAGE;
@@ -386,12 +545,18 @@ static int run_batch(const char *path)
 		err = parse_command(l->argc, l->argv, &l->a);
 		if (err)
 			break;
-		if (l->a.cmd->needs_attached && !attached_at(lines, n, l->a.dev)) {
+		d = batch_dev_of(&bs, l->a.dev);
+		if (d < 0) {
+			out_error("batch: %s", strerror(ENOMEM));
+			err = 1;
+			break;
+		}
+		if (l->a.cmd->needs_attached && !batch_attached(&bs, d)) {
 			out_error("%s dev %s: not attached", l->a.cmd->name, l->a.dev);
 			err = 1;
 			break;
 		}
-		if (l->a.cmd == &cmd_rule_del && !rule_at(lines, n, &l->a)) {
+		if (l->a.cmd == &cmd_rule_del && !batch_rule_exists(&bs, d, &l->a)) {
 			char p[64];
 
 			prefix_format(&l->a.prefix, p, sizeof(p));
@@ -399,9 +564,22 @@ static int run_batch(const char *path)
 			err = 1;
 			break;
 		}
+		if (batch_note(&bs, d, n, &l->a)) {
+			out_error("batch: %s", strerror(ENOMEM));
+			err = 1;
+			break;
+		}
 		n++;
 	}
+	/* getline's -1 is the end of the file only if the file says so. */
+	if (!err && !feof(f)) {
+		out.batch_line = lineno + 1;
+		out_error("batch: read %s: %s", strcmp(path, "-") ? path : "standard input",
+			  strerror(errno ? errno : EIO));
+		err = 1;
+	}
 	free(buf);
+	batch_free(&bs);
 	if (f != stdin)
 		fclose(f);
 	for (int i = 0; i < n && !err; i++) {

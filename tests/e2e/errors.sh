@@ -147,6 +147,21 @@ check "all 39 rules are there" [ "$(tb -j rule list dev "$DEV_R" | jq length)" =
 sed 's/rule set/rule del/; s/ rate 1mbit//' "$tmp/batch" | tb -batch -
 check "batch from stdin deleted them" [ "$(state)" = "$snap" ]
 
+# Batch input that is no command is an error with its line number.
+for input in 'help\n' "rule set dev $DEV_R default rate 1mbit\0 rate 9mbit\n"; do
+	err=$(printf "$input" | tb -batch - 2>&1)
+	rc=$?
+	check "batch $(printf %q "$input"): exit 2 (got $rc: $err)" [ "$rc" = 2 ]
+	check "batch $(printf %q "$input"): says line 1" grep -qE "line 1: (help is no command to run from a batch|a NUL byte in the line)" <<<"$err"
+done
+check "batch: nothing changed" [ "$(state)" = "$snap" ]
+err=$(tb -batch /tmp 2>&1)
+check "batch of a directory: exit 1, read error at line 1 ($err)" \
+	bash -c "[ $? = 1 ] && grep -qF 'line 1: batch: read /tmp: Is a directory' <<<\"\$1\"" _ "$err"
+err=$(nsenter --net=/var/run/netns/$NS_R $TBCTL -batch - <&- 2>&1)
+check "batch from a closed stdin: a read error ($err)" grep -qF "batch: read standard input: Bad file descriptor" <<<"$err"
+check "-j help is JSON" bash -c "$TBCTL -j help | jq -e '.commands | length == 9' >/dev/null"
+
 # Concurrent invocations serialise on the device lock.
 pids=()
 for i in $(seq 1 16); do tb rule set dev "$DEV_R" "198.19.$i.0/24" rate "${i}mbit" & pids+=($!); done

@@ -549,6 +549,34 @@ static void ruleset_indexes_follow_changes(void)
 	teardown();
 }
 
+/* 16,383 rules at most: the last slot stays free, so that any rule can
+ * still be changed (a change writes a fresh slot before retiring). */
+static void rule_table_keeps_a_slot_for_changes(void)
+{
+	struct rule_spec spec = { .rate = 1000, .burst = 3000 };
+	struct tb_prefix p;
+	char buf[64], err[64];
+	int id = 0;
+
+	setup();
+	for (int i = 0; i < TB_MAX_RULES - 1 && id >= 0; i++) {
+		snprintf(buf, sizeof(buf), "2001:db8:%x:%x::/64", i >> 8, i & 0xff);
+		prefix_parse(buf, &p, err, sizeof(err));
+		id = ruleset_set(rs, &p, &spec);
+	}
+	CHECK(id >= 0, "16,383 rules stored (%s)", strerror(-id));
+	prefix_parse("2001:db8:ffff::/64", &p, err, sizeof(err));
+	CHECK_EQ(ruleset_set(rs, &p, &spec), -ENOSPC, "the 16,384th rule is refused");
+	prefix_parse("2001:db8:0:7::/64", &p, err, sizeof(err));
+	spec.rate = 2000;
+	id = ruleset_set(rs, &p, &spec);
+	CHECK(id >= 0 && rs->rules[id].r.rate == 2000, "a rule of a full table can still be changed");
+	CHECK(!ruleset_del(rs, &p), "and deleted");
+	prefix_parse("2001:db8:ffff::/64", &p, err, sizeof(err));
+	CHECK(ruleset_set(rs, &p, &spec) >= 0, "then a new rule fits again");
+	teardown();
+}
+
 static void reset_program_zeroes_counters_in_place(void)
 {
 	const struct tb_counters zero = {};
@@ -1090,6 +1118,7 @@ TEST_LIST(
 	T(rule_change_publishes_a_fresh_slot),
 	T(interrupted_change_resolves_to_the_published_slot),
 	T(ruleset_indexes_follow_changes),
+	T(rule_table_keeps_a_slot_for_changes),
 	T(reset_program_zeroes_counters_in_place),
 	T(packets_cost_mode),
 	T(tc_program_polices),
