@@ -8,10 +8,12 @@ set -euo pipefail
 # tests; ethtool: NAPI on the benchmark's veth; nftables/iptables: comparators
 # in the benchmark; gnuplot: its charts; iperf3: TCP through every limiter;
 # qemu, linux-image-amd64 (Debian's stock kernel, with fq, netem and
-# police as modules), busybox-static, kmod, cpio: tests/vm/run.
+# police as modules), busybox-static, kmod, cpio: tests/vm/run; strace: kills
+# tbctl at each of its bpf() calls in the crash tests; time: peak memory in
+# the benchmark.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
-	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio)
+	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,9 @@
  *       Put N addresses (2001:db8::/64 and up) into DEV's pinned bucket
  *       table, each with counters and a rule cache one generation old, as
  *       every bucket is just after a rule change: for timing tbctl's show.
+ *   tbbench slots --dev DEV
+ *       The rule slots in use as the map holds them, one per line: "slot
+ *       prefix rate_units_per_sec" (the crash tests check repairs).
  *   tbbench gen --dev DEV --dmac MAC --src A --sources S --dst B
  *               --size BYTES --seconds T [--count N]
  *       Kernel-side traffic generator: live frames of BYTES (Ethernet,
@@ -470,6 +473,31 @@ static int fill(const char *dev, __u32 n)
 	return 0;
 }
 
+static int slots(const char *dev)
+{
+	static struct tb_rule rules[TB_MAX_RULES];
+	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out;
+	struct tb_maps m;
+	int err = state_open(dev, &m);
+
+	if (err || (bpf_map_lookup_batch(m.rules, NULL, &out, keys, rules, &count, NULL) && errno != ENOENT)) {
+		fprintf(stderr, "tbbench slots: read %s's rules: %s\n", dev, strerror(err ? -err : errno));
+		return 1;
+	}
+	for (__u32 i = 0; i < count; i++) {
+		struct tb_prefix p;
+		char buf[64];
+
+		if (!rules[i].in_use)
+			continue;
+		rule_prefix(&rules[i], &p);
+		prefix_format(&p, buf, sizeof(buf));
+		printf("%u %s %llu\n", keys[i], buf, (unsigned long long)rules[i].r.rate);
+	}
+	maps_close(&m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -486,12 +514,21 @@ int main(int argc, char **argv)
 	__u64 count = ~0ULL;
 	double seconds = 1;
 
-	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen") && strcmp(argv[1], "fill"))) {
+	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen") && strcmp(argv[1], "fill") &&
+			 strcmp(argv[1], "slots"))) {
 		fprintf(stderr, "usage: tbbench micro [--rounds R] [--repeat N] [--addrs K]\n"
 				"       tbbench fill --dev DEV --addrs N\n"
+				"       tbbench slots --dev DEV\n"
 				"       tbbench gen --dev DEV --dmac MAC [--src A] [--sources S] [--dst B] "
 				"[--size BYTES] [--seconds T] [--count N]\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "slots")) {
+		if (argc != 4 || strcmp(argv[2], "--dev")) {
+			fprintf(stderr, "tbbench slots: --dev DEV is required\n");
+			return 2;
+		}
+		return slots(argv[3]);
 	}
 	if (!strcmp(argv[1], "fill")) {
 		for (int i = 2; i + 1 < argc; i += 2) {

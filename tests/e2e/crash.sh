@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# tbctl killed at each bpf() call of a rule change (strace's fault
+# injection): every kill leaves the old rule or the new one, as rule list
+# shows it, and the next change repairs what the kill left half-done (a
+# prefix in two slots), keeping the rule that was shown.
+. "$(dirname "$0")/lib.bash"
+setup
+
+P=198.18.64.0/24
+OLD=500000      # 4mbit in bytes/s
+NEW=1000000     # 8mbit
+run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
+# listed: the rates rule list shows for P, comma-separated.
+listed() { tb -j rule list dev "$DEV_R" | jq -r --arg p "$P" '[.[] | select(.prefix == $p) | .rate_bytes_per_sec | tostring] | join(",")'; }
+# slots: the rates of the slots in use for P, as the map holds them.
+slots() { run_r "$B/tbbench" slots --dev "$DEV_R" | awk -v p="$P" '$2 == p { print $3 }' | sort | paste -sd, -; }
+
+check "attach" tb attach dev "$DEV_R"
+check "default rule" tb rule set dev "$DEV_R" default rate 1mbit
+tb rule set dev "$DEV_R" $P rate 4mbit
+calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" rule set dev "$DEV_R" $P rate 8mbit | grep -c '^[0-9]* *bpf(')
+check "a rule change makes $calls bpf() calls" [ "$calls" -gt 5 ]
+
+for change in set del; do
+	bad=0 seen=""
+	for ((k = 1; k <= calls + 1; k++)); do
+		tb rule set dev "$DEV_R" $P rate 4mbit
+		if [[ $change == set ]]; then
+			run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
+				"$TBCTL" rule set dev "$DEV_R" $P rate 8mbit >/dev/null 2>&1
+		else
+			run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
+				"$TBCTL" rule del dev "$DEV_R" $P >/dev/null 2>&1
+		fi
+		shown=$(listed)
+		case $change,$shown in
+		set,$OLD | set,$NEW | del,$OLD | del,) ;;
+		*) bad=1; echo "kill at bpf() call $k of rule $change: rule list shows '$shown'" ;;
+		esac
+		# The next change, to another prefix, repairs: one slot, as shown.
+		tb rule set dev "$DEV_R" 198.18.65.0/24 rate 1mbit
+		[[ $(slots) == "$shown" ]] || { bad=1; echo "kill at call $k of rule $change: slots '$(slots)' after repair, shown '$shown'"; }
+		[[ $(listed) == "$shown" ]] || { bad=1; echo "kill at call $k of rule $change: rule list changed to '$(listed)'"; }
+		seen+=" ${shown:-none}"
+	done
+	check "rule $change killed at each of $((calls + 1)) points: old or new rule, repaired by the next change" [ "$bad" = 0 ]
+	check "rule $change: the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
+		bash -c "grep -q '$([[ $change == set ]] && echo $OLD || echo none)' <<<'$seen' && grep -q '$([[ $change == set ]] && echo $NEW || echo none)' <<<'$seen'"
+done
+summary
