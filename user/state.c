@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -65,15 +66,23 @@ int state_lock(const char *dev)
 {
 	/* Held until exit; -batch runs many commands on one device, and a
 	 * second flock on a new descriptor would wait for the first forever. */
-	static struct { char dev[64]; int fd; } held[64];
-	static int nheld;
+	static struct held { char dev[IF_NAMESIZE]; int fd; } *held;
+	static int nheld, capheld;
 	char path[PATH_MAX];
 	int fd;
 
 	for (int i = 0; i < nheld; i++)
 		if (!strcmp(held[i].dev, dev))
 			return held[i].fd;
+	if (nheld == capheld) {
+		int cap = capheld ? 2 * capheld : 16;
+		struct held *v = realloc(held, cap * sizeof(*v));
 
+		if (!v)
+			return -ENOMEM;
+		held = v;
+		capheld = cap;
+	}
 	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
@@ -86,10 +95,8 @@ int state_lock(const char *dev)
 		close(fd);
 		return err;
 	}
-	if (nheld < (int)(sizeof(held) / sizeof(held[0]))) {
-		snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
-		held[nheld++].fd = fd;
-	}
+	snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
+	held[nheld++].fd = fd;
 	return fd;
 }
 

@@ -490,6 +490,39 @@ static void batch_free(struct batch_state *bs)
 	free(bs->rule);
 }
 
+static int by_name(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Every device the lines name, locked in name order: two batches naming
+ * the same devices in another order cannot deadlock. */
+static int lock_devices(const struct batch_line *lines, int n)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	int k = 0, err = 0;
+
+	if (!names) {
+		out_error("batch: %s", strerror(ENOMEM));
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (lines[i].a.has_dev)
+			names[k++] = lines[i].a.dev;
+	qsort(names, k, sizeof(*names), by_name);
+	out.batch_line = 0;
+	for (int i = 0; i < k && !err; i++) {
+		int fd = i && !strcmp(names[i], names[i - 1]) ? 0 : state_lock(names[i]);
+
+		if (fd < 0) {
+			out_error("batch: lock %s/%s.lock: %s", TB_LOCK_DIR, names[i], strerror(-fd));
+			err = 1;
+		}
+	}
+	free(names);
+	return err;
+}
+
 static int run_batch(const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -507,7 +540,6 @@ static int run_batch(const char *path)
 	while (!err && (errno = 0, len = getline(&buf, &blen, f)) >= 0) {
 		struct batch_line *l;
 		char *copy;
-		int d;
 
 		out.batch_line = ++lineno;
 		if (strlen(buf) != (size_t)len) {
@@ -545,6 +577,31 @@ static int run_batch(const char *path)
 		err = parse_command(l->argc, l->argv, &l->a);
 		if (err)
 			break;
+		n++;
+	}
+	/* getline's -1 is the end of the file only if the file says so. */
+	if (!err && !feof(f)) {
+		out.batch_line = lineno + 1;
+		out_error("batch: read %s: %s", strcmp(path, "-") ? path : "standard input",
+			  strerror(errno ? errno : EIO));
+		err = 1;
+	}
+	free(buf);
+	if (f != stdin)
+		fclose(f);
+	/* Checked and run under the lock of every device the file names, so
+	 * nothing changes between the check and the run. */
+	if (!err && n && geteuid() != 0) {
+		out.batch_line = lines[0].lineno;
+		err = require_root(&lines[0].a);
+	}
+	if (!err)
+		err = lock_devices(lines, n);
+	for (int i = 0; i < n && !err; i++) {
+		struct batch_line *l = &lines[i];
+		int d;
+
+		out.batch_line = l->lineno;
 		d = batch_dev_of(&bs, l->a.dev);
 		if (d < 0) {
 			out_error("batch: %s", strerror(ENOMEM));
@@ -564,24 +621,13 @@ static int run_batch(const char *path)
 			err = 1;
 			break;
 		}
-		if (batch_note(&bs, d, n, &l->a)) {
+		if (batch_note(&bs, d, i, &l->a)) {
 			out_error("batch: %s", strerror(ENOMEM));
 			err = 1;
 			break;
 		}
-		n++;
 	}
-	/* getline's -1 is the end of the file only if the file says so. */
-	if (!err && !feof(f)) {
-		out.batch_line = lineno + 1;
-		out_error("batch: read %s: %s", strcmp(path, "-") ? path : "standard input",
-			  strerror(errno ? errno : EIO));
-		err = 1;
-	}
-	free(buf);
 	batch_free(&bs);
-	if (f != stdin)
-		fclose(f);
 	for (int i = 0; i < n && !err; i++) {
 		out.batch_line = lines[i].lineno;
 		err = run_command(&lines[i].a);

@@ -162,6 +162,25 @@ err=$(nsenter --net=/var/run/netns/$NS_R $TBCTL -batch - <&- 2>&1)
 check "batch from a closed stdin: a read error ($err)" grep -qF "batch: read standard input: Bad file descriptor" <<<"$err"
 check "-j help is JSON" bash -c "$TBCTL -j help | jq -e '.commands | length == 9' >/dev/null"
 
+# A batch naming 70 devices takes 70 locks (it used to hang on the 65th).
+for i in $(seq 1 70); do echo "link add d${i}x$ID type veth peer name e${i}x$ID"; done | ip -n "$NS_R" -batch -
+for i in $(seq 1 70); do echo "reset dev d${i}x$ID"; done >"$tmp/many"
+err=$(timeout 30 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch "$tmp/many" 2>&1)
+rc=$?
+check "batch naming 70 devices: no hang, exit 1 (got $rc)" [ "$rc" = 1 ]
+check "batch naming 70 devices: checked under all 70 locks ($err)" grep -qF "line 1: reset dev d1x$ID: not attached" <<<"$err"
+rm -f /run/tbctl/d*x"$ID".lock
+# The batch holds its devices' locks from its check to its end.
+printf 'rule set dev %s 198.19.77.0/24 rate 1mbit\n' "$DEV_R" >"$tmp/slow"
+flock "/run/tbctl/$DEV_R.lock" sleep 2 &
+holder=$!
+sleep 0.3
+check "a batch waits for a writer holding its device" \
+	bash -c "! timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/slow"
+wait "$holder"
+check "and runs once the writer is done" tb -batch "$tmp/slow"
+tb rule del dev "$DEV_R" 198.19.77.0/24
+
 # Concurrent invocations serialise on the device lock.
 pids=()
 for i in $(seq 1 16); do tb rule set dev "$DEV_R" "198.19.$i.0/24" rate "${i}mbit" & pids+=($!); done
