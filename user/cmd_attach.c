@@ -186,6 +186,16 @@ static int run_attach(const struct cmd_args *args)
 			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
 			return 1;
 		}
+	}
+	if (existing && !cfg.attached) {
+		/* An attach killed before its config was written: its maps
+		 * hold nothing yet, and nothing was hooked. Start again. */
+		out_warn("attach dev %s: finishing an attach that was interrupted", a->dev);
+		unpin_all(a->dev);
+		existing = false;
+		cfg = (struct tb_config){};
+	}
+	if (existing) {
 		if (!a->has_mode)
 			a->mode = cfg.mode;
 		if (!a->has_key)
@@ -299,6 +309,18 @@ static __u32 hooked_prog(const struct tb_config *cfg)
 	return id;
 }
 
+/* A pin directory without a config pin: what an attach killed while it
+ * pinned its maps leaves. */
+static bool unfinished(const char *dev)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/config", dir);
+	return !stat(dir, &st) && stat(path, &st) && errno == ENOENT;
+}
+
 static int parse_detach(int argc, char **argv, struct cmd_args *a)
 {
 	return parse_dev_only("detach", argc, argv, a, false);
@@ -310,6 +332,21 @@ static int run_detach(const struct cmd_args *a)
 	__u32 id, zero = 0;
 	int err, fd;
 
+	err = bpffs_ensure();
+	if (err) {
+		out_error("detach dev %s: bpffs unavailable at %s: %s", a->dev, TB_BPFFS, strerror(-err));
+		return 1;
+	}
+	fd = state_lock(a->dev);
+	if (fd < 0) {
+		out_error("detach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-fd));
+		return 1;
+	}
+	if (unfinished(a->dev)) {
+		/* Pins without a config: an attach killed while pinning. */
+		unpin_all(a->dev);
+		return 0;
+	}
 	if (open_attached_config("detach", a->dev, &fd))
 		return 1;
 	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
@@ -358,6 +395,22 @@ static int count_bucket(const struct tb_addr *k, const struct tb_bucket *b, void
 	return 0;
 }
 
+/* A device whose pins status cannot report on: said, in the listing
+ * with the healthy ones, and counted as a failure. */
+static int status_broken(const char *dev, const char *why, struct json_object *arr)
+{
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "dev", dev);
+		json_add_str(o, "error", why);
+		json_object_array_add(arr, o);
+	} else {
+		fprintf(stderr, "Error: status dev %s: %s\n", dev, why);
+	}
+	return 1;
+}
+
 static int status_one(const char *dev, struct json_object *arr)
 {
 	static struct ruleset rs;
@@ -368,11 +421,12 @@ static int status_one(const char *dev, struct json_object *arr)
 	__u32 id;
 
 	err = state_open(dev, &m);
-	if (err) {
-		out_error("status dev %s: %s", dev, err == -ENOENT ? "not attached" :
-			  err == -EPROTO ? state_layout_error() : strerror(-err));
-		return 1;
-	}
+	if (err == -ENOENT && unfinished(dev))
+		return status_broken(dev, "an attach is pinning its maps, or was interrupted doing so "
+				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
+	if (err)
+		return status_broken(dev, err == -ENOENT ? "not attached" :
+				     err == -EPROTO ? state_layout_error() : strerror(-err), arr);
 	err = state_read_config(&m, &cfg);
 	if (!err)
 		err = ruleset_read(&rs, &m);
@@ -380,9 +434,14 @@ static int status_one(const char *dev, struct json_object *arr)
 		err = buckets_foreach(&m, count_bucket, &cnt);
 	maps_close(&m);
 	if (err) {
-		out_error("status dev %s: read pinned maps: %s", dev, strerror(-err));
-		return 1;
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "read pinned maps: %s", strerror(-err));
+		return status_broken(dev, msg, arr);
 	}
+	if (!cfg.attached)
+		return status_broken(dev, "an attach was interrupted before its config was written "
+				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		rules += rs.rules[i].in_use;
 	id = if_nametoindex(dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
@@ -434,7 +493,7 @@ static int run_status(const struct cmd_args *a)
 		if (d)
 			closedir(d);
 	}
-	if (out.json && !err)
+	if (out.json)
 		out_json(arr);
 	else
 		json_object_put(arr);
