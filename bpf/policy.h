@@ -203,22 +203,25 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 	__u32 i = tb_dropcache_slot(key);
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
 
+	const __u64 *k = (const __u64 *)key, *a;
+	__u64 n;
+
 	if (!s)
 		return;
-	if (s->addr.w[0] != key->w[0] || s->addr.w[1] != key->w[1] ||
-	    s->addr.w[2] != key->w[2] || s->addr.w[3] != key->w[3]) {
+	a = (const __u64 *)&s->addr;
+	if (a[0] != k[0] || a[1] != k[1]) {
 		if (s->dropped_packets || s->monitored_packets)
 			tb_dropcache_flush(s);
 		s->addr = *key;
 	}
 	if (monitor) {
-		s->monitored_packets += pkts;
+		n = s->monitored_packets += pkts;
 		s->monitored_bytes += len;
 	} else {
-		s->dropped_packets += pkts;
+		n = s->dropped_packets += pkts;
 		s->dropped_bytes += len;
 	}
-	if (s->dropped_packets + s->monitored_packets >= TB_DROPCACHE_BATCH)
+	if (n >= TB_DROPCACHE_BATCH)
 		tb_dropcache_flush(s);
 }
 

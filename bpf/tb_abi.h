@@ -153,7 +153,7 @@ struct tb_lock {
  * two families never share a key. Network byte order. */
 struct tb_addr {
 	__u32 w[4];
-};
+} __attribute__((aligned(8)));  /* compared as two 64-bit words */
 
 /* dropcache value, per CPU: the over-limit packets of one address that a
  * CPU dropped (or, under a monitor rule, passed) without the bucket's

@@ -61,17 +61,37 @@ static void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
 	h->attach_point = mode == TB_MODE_TC_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS;
 }
 
-static void unpin_all(const char *dev)
+/* Remove dev's pins; the first failure other than a pin already gone,
+ * as -errno. */
+static int unpin_all(const char *dev)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int err = 0;
 
 	state_dir(dev, dir, sizeof(dir));
 	for (int i = 0; i < tb_map_count; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
-		unlink(path);
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
 	}
-	rmdir(dir);
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
 	rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
+	return err;
+}
+
+/* Detach must not take the program off and then fail to remove the pins
+ * (a read-only bpffs): it checks first, and changes nothing if it cannot. */
+static int pins_removable(const char *dev)
+{
+	char dir[PATH_MAX];
+
+	state_dir(dev, dir, sizeof(dir));
+	if (access(dir, W_OK) && errno != ENOENT) {
+		out_error("detach dev %s: cannot remove the pins in %s: %s", dev, dir, strerror(errno));
+		return 0;
+	}
+	return 1;
 }
 
 struct tb *open_pinned(const char *dev, __u32 max_addrs)
@@ -342,10 +362,14 @@ static int run_detach(const struct cmd_args *a)
 		out_error("detach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;
 	}
+	if (!pins_removable(a->dev))
+		return 1;
 	if (unfinished(a->dev)) {
 		/* Pins without a config: an attach killed while pinning. */
-		unpin_all(a->dev);
-		return 0;
+		err = unpin_all(a->dev);
+		if (err)
+			out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
+		return err != 0;
 	}
 	if (open_attached_config("detach", a->dev, &fd))
 		return 1;
@@ -379,8 +403,10 @@ static int run_detach(const struct cmd_args *a)
 		out_error("detach dev %s: remove program: %s", a->dev, strerror(-err));
 		return 1;
 	}
-	unpin_all(a->dev);
-	return 0;
+	err = unpin_all(a->dev);
+	if (err)
+		out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
+	return err != 0;
 }
 
 struct status_count {

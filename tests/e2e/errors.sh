@@ -191,6 +191,17 @@ for i in $(seq 1 16); do tb rule del dev "$DEV_R" "198.19.$i.0/24" & pids+=($!);
 wait "${pids[@]}"
 check "16 concurrent rule dels: back to the snapshot" [ "$(state)" = "$snap" ]
 
+# A read-only bpffs (a read-only bind mount, private to a mount
+# namespace): detach cannot remove the pins, so it changes nothing.
+err=$(unshare -m bash -c "mount --bind /sys/fs/bpf /sys/fs/bpf && mount -o remount,bind,ro /sys/fs/bpf &&
+	exec nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R" 2>&1)
+rc=$?
+check "detach on a read-only bpffs: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "detach on a read-only bpffs: says so ($err)" \
+	grep -qF "detach dev $DEV_R: cannot remove the pins in /sys/fs/bpf/tbctl/$DEV_R: Read-only file system" <<<"$err"
+check "detach on a read-only bpffs: still attached" [ "$(tb -j status dev "$DEV_R" | jq '.[0].attached')" = true ]
+check "detach on a read-only bpffs: state unchanged" [ "$(state)" = "$snap" ]
+
 # Pins of another layout (another tbctl build) are refused by every
 # command before anything is read or written, and detach still works.
 # The program keeps its own maps; only the pin is swapped.
