@@ -150,7 +150,7 @@ static int find_in_chain(const struct ruleset *rs, const struct tb_prefix *p, in
 	return -1;
 }
 
-int ruleset_find(struct ruleset *rs, const struct tb_prefix *p)
+int ruleset_find(const struct ruleset *rs, const struct tb_prefix *p)
 {
 	return find_in_chain(rs, p, -1);
 }

@@ -56,7 +56,7 @@ int ruleset_load(struct ruleset *rs, const struct tb_maps *m);
  * of a prefix in two slots (a change in progress) it keeps the published. */
 int ruleset_read(struct ruleset *rs, const struct tb_maps *m);
 /* The live slot of p's rule, or -1. */
-int ruleset_find(struct ruleset *rs, const struct tb_prefix *p);
+int ruleset_find(const struct ruleset *rs, const struct tb_prefix *p);
 /* Create or change a rule: written to a fresh slot, then published in one
  * step, then the old slot retired. A changed rate or burst keeps every
  * bucket's level; a new prefix, or a new cost unit, starts its shared

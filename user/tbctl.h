@@ -74,6 +74,11 @@ int choose(const char *cmd, const char *what, const char *value, const char *con
 struct tb;
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
+int parse_command(int argc, char **argv, struct cmd_args *a);
+int require_root(const struct cmd_args *a);
+int run_command(const struct cmd_args *a);
+/* -batch FILE (- for stdin); batch.c. */
+int run_batch(const char *path);
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
 /* The same for a command that only reads: it takes no lock, so it never
  * waits for a writer, nor holds one up. */

@@ -147,6 +147,32 @@ check "all 39 rules are there" [ "$(tb -j rule list dev "$DEV_R" | jq length)" =
 sed 's/rule set/rule del/; s/ rate 1mbit//' "$tmp/batch" | tb -batch -
 check "batch from stdin deleted them" [ "$(state)" = "$snap" ]
 
+# A batch fails as a whole: what a line would refuse at run time is
+# refused while checking, and a line that fails while running has the
+# lines before it undone.
+snap=$(state)
+err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev nosuch%s\n' "$DEV_R" "$ID" | tb -batch - 2>&1)
+check "batch attaching a device that does not exist: refused at line 2 ($err)" \
+	grep -qF "line 2: attach dev nosuch$ID: no such device" <<<"$err"
+check "batch: nothing changed" [ "$(state)" = "$snap" ]
+err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev %s mode tc-ingress\n' "$DEV_R" "$DEV_R" | tb -batch - 2>&1)
+check "batch re-attaching in another mode: refused at line 2 ($err)" \
+	grep -qF "line 2: attach dev $DEV_R: attached as mode xdp key src; detach first to change that" <<<"$err"
+check "batch: nothing changed" [ "$(state)" = "$snap" ]
+printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nrule set dev %s 198.18.4.0/24 rate 7mbit\nrule del dev %s 198.18.4.0/24\nshow dev %s addr 198.18.99.99\n' \
+	"$DEV_R" "$DEV_R" "$DEV_R" "$DEV_R" >"$tmp/undo"
+err=$(tb -batch "$tmp/undo" 2>&1)
+rc=$?
+check "batch failing while running (show of an address with no bucket): exit 1 (got $rc)" [ "$rc" = 1 ]
+check "batch: says which line failed and that the lines before it were undone ($err)" \
+	grep -qF "line 4 failed; the 3 lines before it were undone" <<<"$err"
+check "batch: rules as before, the deleted one back" [ "$(state)" = "$snap" ]
+printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\nshow dev tbx%s addr 198.18.99.99\n' \
+	"$ID" "$ID" "$ID" >"$tmp/undo2"
+tb -batch "$tmp/undo2" >/dev/null 2>&1
+check "batch: a device it attached is detached again" [ ! -e "/sys/fs/bpf/tbctl/tbx$ID" ]
+check "batch: ... and its clsact qdisc removed" bash -c "! tc -n $NS_R qdisc show dev tbx$ID | grep -q clsact"
+
 # Batch input that is no command is an error with its line number.
 for input in 'help\n' "rule set dev $DEV_R default rate 1mbit\0 rate 9mbit\n"; do
 	err=$(printf "$input" | tb -batch - 2>&1)
