@@ -14,7 +14,7 @@ LDLIBS  := -lbpf -lelf -lz -lmnl
 
 BPF_HDRS := $(wildcard bpf/*.h)
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c
-TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c $(USER_LIB)
+TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c $(USER_LIB)
 USER_HDRS := $(wildcard user/*.h)
 
 TBCTL   := $(BUILD)/tbctl

@@ -301,50 +301,26 @@ static int undo_prepare(struct batch_undo *u, const struct batch_line *lines, in
 	return 0;
 }
 
-static bool same_rule(const struct tb_rule *a, const struct tb_rule *b)
-{
-	return a->r.rate == b->r.rate && a->burst == b->burst && a->cost == b->cost &&
-	       a->action == b->action && a->scope == b->scope && !a->r.early == !b->r.early &&
-	       a->horizon_ns == b->horizon_ns;
-}
-
-/* Make dev's rules those of before: delete what the batch added, set back
- * what it changed or deleted. Buckets of rules it did not touch keep
- * their state. */
+/* Make dev's rules those of before. */
 static int restore_rules(const char *dev, const struct ruleset *before)
 {
 	static struct ruleset now;
+	static struct tb_prefix p[TB_MAX_RULES];
+	static struct rule_spec spec[TB_MAX_RULES];
 	struct tb_maps m;
-	int err = state_open(dev, &m);
+	int err = state_open(dev, &m), n = 0;
 
 	if (err)
 		return err;
+	for (int i = 0; i < TB_MAX_RULES; i++) {
+		if (!before->rules[i].in_use)
+			continue;
+		rule_prefix(&before->rules[i], &p[n]);
+		rule_spec_of(&before->rules[i], &spec[n++]);
+	}
 	err = ruleset_load(&now, &m);
-	for (int i = 0; i < TB_MAX_RULES && !err; i++) {
-		struct tb_prefix p;
-
-		if (!now.rules[i].in_use)
-			continue;
-		rule_prefix(&now.rules[i], &p);
-		if (ruleset_find(before, &p) < 0)
-			err = ruleset_del(&now, &p);
-	}
-	for (int i = 0; i < TB_MAX_RULES && !err; i++) {
-		const struct tb_rule *r = &before->rules[i];
-		struct rule_spec spec = { .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
-					  .cost = r->cost, .action = r->action, .scope = r->scope,
-					  .early = r->r.early != 0 };
-		struct tb_prefix p;
-		int id;
-
-		if (!r->in_use)
-			continue;
-		rule_prefix(r, &p);
-		id = ruleset_find(&now, &p);
-		if (id < 0 || !same_rule(&now.rules[id], r))
-			err = ruleset_set(&now, &p, &spec);
-		err = err < 0 ? err : 0;
-	}
+	if (!err)
+		err = ruleset_apply(&now, p, spec, n);
 	maps_close(&m);
 	return err;
 }

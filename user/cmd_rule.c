@@ -120,19 +120,20 @@ static int rule_error(const struct cmd_args *a, int err)
 static struct ruleset rs;
 
 /* Action shape only delays: without fq honouring the departure times on
- * the device's egress, it would police nothing. */
-static int shape_possible(const struct cmd_args *a)
+ * the device's egress, it would police nothing. Non-zero (said) when a
+ * rule set of a shape rule must be refused. */
+int shape_refused(const struct cmd_args *a, const struct tb_config *cfg)
 {
 	int fq;
 
 	if (a->cmd != &cmd_rule_set || a->spec.action != TB_ACTION_SHAPE)
 		return 0;
-	if (rs.cfg.mode != TB_MODE_TC_EGRESS) {
+	if (cfg->mode != TB_MODE_TC_EGRESS) {
 		out_error("rule set dev %s: action shape needs mode tc-egress (attached as %s)", a->dev,
-			  mode_names[rs.cfg.mode]);
+			  mode_names[cfg->mode]);
 		return 1;
 	}
-	fq = qdisc_fq_paces(rs.cfg.ifindex);
+	fq = qdisc_fq_paces(cfg->ifindex);
 	if (fq < 0)
 		out_error("rule set dev %s: read qdiscs: %s", a->dev, strerror(-fq));
 	else if (!fq)
@@ -150,7 +151,7 @@ static int run_rule_change(const struct cmd_args *a)
 	if (open_attached(a->cmd->name, a->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
-	if (!err && shape_possible(a)) {
+	if (!err && shape_refused(a, &rs.cfg)) {
 		maps_close(&m);
 		return 1;
 	}

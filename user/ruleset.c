@@ -3,6 +3,7 @@
  * pointing at them, and the generation that tells buckets their cached
  * slot may be stale. A published slot is never rewritten, only retired. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -296,4 +297,58 @@ int ruleset_del(struct ruleset *rs, const struct tb_prefix *p)
 		return -ENOENT;
 	err = publish(rs, p, -1);
 	return err ? err : retire(rs, id);
+}
+
+void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
+{
+	*s = (struct rule_spec){ .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
+				 .cost = r->cost, .action = r->action, .scope = r->scope,
+				 .early = r->r.early != 0 };
+}
+
+/* Whether slot r already is what s asks for. */
+static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
+{
+	struct rule_spec have;
+	bool early = s->early && s->action != TB_ACTION_MONITOR && s->action != TB_ACTION_SHAPE;
+
+	rule_spec_of(r, &have);
+	return have.rate == s->rate && have.burst == s->burst && have.cost == s->cost &&
+	       have.action == s->action && have.scope == s->scope && have.early == early &&
+	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns);
+}
+
+static int by_prefix_bytes(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct tb_prefix));
+}
+
+int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s, int n)
+{
+	struct tb_prefix *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	int err = 0;
+
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, p, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), by_prefix_bytes);
+	for (int i = 0; i < TB_MAX_RULES && !err; i++) {
+		struct tb_prefix q;
+
+		if (!rs->rules[i].in_use)
+			continue;
+		memset(&q, 0, sizeof(q));
+		rule_prefix(&rs->rules[i], &q);
+		if (!bsearch(&q, sorted, n, sizeof(*sorted), by_prefix_bytes))
+			err = ruleset_del(rs, &q);
+	}
+	for (int i = 0; i < n && !err; i++) {
+		int id = ruleset_find(rs, &p[i]);
+
+		if (id < 0 || !rule_is(&rs->rules[id], &s[i]))
+			err = ruleset_set(rs, &p[i], &s[i]);
+		err = err < 0 ? err : 0;
+	}
+	free(sorted);
+	return err;
 }

@@ -63,6 +63,12 @@ int ruleset_find(const struct ruleset *rs, const struct tb_prefix *p);
  * bucket full. Returns the rule's slot or -errno. */
 int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s);
 int ruleset_del(struct ruleset *rs, const struct tb_prefix *p);
+/* The spec a slot was made from. */
+void rule_spec_of(const struct tb_rule *r, struct rule_spec *s);
+/* Make the rules exactly the n prefixes p with specs s: delete the rest,
+ * set what differs; a rule already as asked keeps its slot, so its
+ * buckets keep their state. 0 or -errno. */
+int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s, int n);
 /* The default rule's slot, or -1. */
 int ruleset_default(const struct ruleset *rs);
 

@@ -25,6 +25,7 @@ static const struct command *const commands[] = {
 	&cmd_attach, &cmd_detach, &cmd_status,
 	&cmd_rule_set, &cmd_rule_del, &cmd_rule_list,
 	&cmd_show, &cmd_stats, &cmd_reset,
+	&cmd_save, &cmd_apply,
 };
 #define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 

@@ -37,6 +37,8 @@ struct cmd_args {
 	bool has_sort;
 	/* reset */
 	int reset;
+	/* apply */
+	const char *file;
 };
 
 struct command {
@@ -96,5 +98,7 @@ extern const char *const scope_names[];
 extern const struct command cmd_attach, cmd_detach, cmd_status;
 extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
 extern const struct command cmd_show, cmd_stats, cmd_reset;
+extern const struct command cmd_save, cmd_apply;
+int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
 
 #endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# save and apply: a device's rules written out and made again, exactly;
+# apply changes only what differs and checks the whole file first.
+. "$(dirname "$0")/lib.bash"
+setup
+
+slots() { nsenter --net=/var/run/netns/"$NS_R" "$B/tbbench" slots --dev "$DEV_R" | sort -k2; }
+rules() { tb rule list dev "$DEV_R"; }
+
+check "attach" tb attach dev "$DEV_R" max-addrs 8192
+check "rules of every kind" tb -batch - <<EOF
+rule set dev $DEV_R default rate 10mbit burst 64k
+rule set dev $DEV_R 198.18.0.0/24 rate 2kpps burst 32 cost packets
+rule set dev $DEV_R 2001:db8::/48 rate 5mbit action monitor
+rule set dev $DEV_R 198.18.5.0/24 rate 20mbit scope shared early off
+rule set dev $DEV_R 198.18.6.0/24 rate 1234567bit action mark
+EOF
+tb save dev "$DEV_R" >"$tmp/saved"
+check "save: an attach line and a line per rule" [ "$(grep -c '^attach\|^rule set' "$tmp/saved")" = 6 ]
+check "save: the attach options" grep -qx "attach dev $DEV_R mode xdp key src max-addrs 8192" "$tmp/saved"
+before=$(rules)
+
+check "detach" tb detach dev "$DEV_R"
+check "attach again" tb attach dev "$DEV_R" max-addrs 8192
+check "apply the saved file" tb apply dev "$DEV_R" "$tmp/saved"
+check "round trip: the same rule list" [ "$(rules)" = "$before" ]
+check "round trip: save again gives the same file" [ "$(tb save dev "$DEV_R" | tail -n +2)" = "$(tail -n +2 "$tmp/saved")" ]
+check "-batch runs a saved file too" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R &&
+	nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/saved"
+check "-batch of the saved file: the same rule list" [ "$(rules)" = "$before" ]
+
+# A changed file: one rate changed, one rule gone, one added.
+slots_before=$(slots)
+sed -e "s|^rule set dev $DEV_R 198.18.5.0/24 rate [0-9]*bps|rule set dev $DEV_R 198.18.5.0/24 rate 40mbit|" \
+	-e "/2001:db8::\/48/d" "$tmp/saved" >"$tmp/changed"
+echo "rule set dev $DEV_R 198.18.7.0/24 rate 3mbit" >>"$tmp/changed"
+check "apply a changed file" tb apply dev "$DEV_R" "$tmp/changed"
+check "the changed rate" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -q '^198.18.5.0/24 rate 40Mbit'"
+check "the rule the file lacks is gone" bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -q '^2001:db8::/48'"
+check "the added rule" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -q '^198.18.7.0/24 rate 3Mbit'"
+for p in default 198.18.0.0/24 198.18.6.0/24; do
+	check "unchanged rule $p keeps its slot (and so its buckets)" \
+		[ "$(grep " $p " <<<"$slots_before")" = "$(slots | grep " $p ")" ]
+done
+check "apply the same file again changes nothing" bash -c "s=\$(nsenter --net=/var/run/netns/$NS_R $B/tbbench slots --dev $DEV_R | sort -k2);
+	nsenter --net=/var/run/netns/$NS_R $TBCTL apply dev $DEV_R $tmp/changed &&
+	[ \"\$s\" = \"\$(nsenter --net=/var/run/netns/$NS_R $B/tbbench slots --dev $DEV_R | sort -k2)\" ]"
+
+# Bad files change nothing and name their line.
+now=$(rules)
+bad() { # WHAT EXIT PATTERN FILE-LINE...
+	local what=$1 code=$2 pat=$3 err rc
+	shift 3
+	printf '%s\n' "$@" >"$tmp/bad"
+	err=$(tb apply dev "$DEV_R" "$tmp/bad" 2>&1)
+	rc=$?
+	check "apply, $what: exit $code (got $rc)" [ "$rc" = "$code" ]
+	check "apply, $what: says '$pat' ($err)" grep -qF -- "$pat" <<<"$err"
+	check "apply, $what: rules unchanged" [ "$(rules)" = "$now" ]
+}
+bad "another device's rule" 2 "line 2: rule set dev lo: this file applies to dev $DEV_R" \
+	"rule set dev $DEV_R default rate 1mbit" "rule set dev lo default rate 1mbit"
+bad "a prefix twice" 2 "line 3: rule set dev $DEV_R: 198.18.9.0/24 is set twice (line 2)" \
+	"# comment" "rule set dev $DEV_R 198.18.9.0/24 rate 1mbit" "rule set dev $DEV_R 198.18.9.0/24 rate 2mbit"
+bad "a rule del" 2 "line 1: apply takes rule set lines (and the device's attach line), not rule del" \
+	"rule del dev $DEV_R 198.18.7.0/24"
+bad "a bad rate" 2 "line 2: rule set: invalid rate" \
+	"rule set dev $DEV_R 198.18.9.0/24 rate 1mbit" "rule set dev $DEV_R default rate 5furlongs"
+bad "another mode" 1 "line 1: attach dev $DEV_R: attached as mode xdp key src, the file says mode tc-ingress key src" \
+	"attach dev $DEV_R mode tc-ingress"
+err=$(tb apply dev "$DEV_R" "$tmp/nonesuch" 2>&1)
+check "apply of a missing file: exit 1 and says so ($err)" \
+	bash -c "[ $? = 1 ] && grep -qF 'apply dev $DEV_R: open $tmp/nonesuch: No such file or directory' <<<\"\$1\"" _ "$err"
+summary
