@@ -358,6 +358,10 @@ static int run_detach(const struct cmd_args *a)
 		return 1;
 	}
 	fd = state_lock(a->dev);
+	if (fd == -ENODEV) {
+		out_error("detach dev %s: not attached (and no such device)", a->dev);
+		return 1;
+	}
 	if (fd < 0) {
 		out_error("detach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;

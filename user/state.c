@@ -74,6 +74,11 @@ int state_lock(const char *dev)
 	for (int i = 0; i < nheld; i++)
 		if (!strcmp(held[i].dev, dev))
 			return held[i].fd;
+	/* A lock file only for a device, or for pins left by one that is
+	 * gone: names that are neither would pile up files in /run. */
+	state_dir(dev, path, sizeof(path));
+	if (!if_nametoindex(dev) && access(path, F_OK))
+		return -ENODEV;
 	if (nheld == capheld) {
 		int cap = capheld ? 2 * capheld : 16;
 		struct held *v = realloc(held, cap * sizeof(*v));

@@ -157,6 +157,10 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *c
 		return 1;
 	}
 	fd = lock ? state_lock(dev) : 0;
+	if (fd == -ENODEV) {
+		out_error("%s dev %s: no such device", cmd, dev);
+		return 1;
+	}
 	if (fd < 0) {
 		out_error("%s dev %s: lock %s: %s", cmd, dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;

@@ -155,6 +155,8 @@ err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev nosuch%s\n' "
 check "batch attaching a device that does not exist: refused at line 2 ($err)" \
 	grep -qF "line 2: attach dev nosuch$ID: no such device" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
+expect_fail 1 "reset dev nosuch$ID: no such device" reset dev "nosuch$ID"
+check "no lock file for names that are no device" [ ! -e "/run/tbctl/nosuch$ID.lock" ]
 err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev %s mode tc-ingress\n' "$DEV_R" "$DEV_R" | tb -batch - 2>&1)
 check "batch re-attaching in another mode: refused at line 2 ($err)" \
 	grep -qF "line 2: attach dev $DEV_R: attached as mode xdp key src; detach first to change that" <<<"$err"
