@@ -8,14 +8,52 @@
 
 struct output out;
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is none. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+		(s[0] & 0xf8) == 0xf0 ? 4 : 0;
+
+	if (n == 2 && s[0] < 0xc2)
+		return 0;       /* overlong */
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A message as it may reach a terminal or a JSON string: control bytes
+ * and bytes that are no UTF-8, which the input may hold, as \xNN. */
+static void escape(const char *in, char *out, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0;
+
+	while (*s && o + 5 < len) {
+		int n = utf8_len(s);
+
+		if (n == 1 && *s >= 0x20 && *s != 0x7f) {
+			out[o++] = *s++;
+		} else if (n > 1) {
+			memcpy(out + o, s, n);
+			o += n;
+			s += n;
+		} else {
+			o += snprintf(out + o, len - o, "\\x%02x", *s++);
+		}
+	}
+	out[o] = 0;
+}
+
 void out_error(const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[4 * 1024 + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	escape(raw, msg, sizeof(msg));
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
@@ -32,13 +70,14 @@ void out_error(const char *fmt, ...)
 
 void out_warn(const char *fmt, ...)
 {
+	char raw[1024], msg[4 * 1024 + 1];
 	va_list ap;
 
-	fputs("Warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	escape(raw, msg, sizeof(msg));
+	fprintf(stderr, "Warning: %s\n", msg);
 }
 
 void out_json(struct json_object *doc)

@@ -156,6 +156,12 @@ check "batch attaching a device that does not exist: refused at line 2 ($err)" \
 	grep -qF "line 2: attach dev nosuch$ID: no such device" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
 expect_fail 1 "reset dev nosuch$ID: no such device" reset dev "nosuch$ID"
+# Control bytes and bytes that are no UTF-8 come back escaped, never raw.
+check "-j error about a name with control and non-UTF-8 bytes is valid JSON" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j rule set dev \$'a\x1bb\xffc' default rate 1mbit |
+		jq -e '.error == \"rule set dev a\\\\x1bb\\\\xffc: no such device\"' >/dev/null"
+err=$(tb rule set dev "$DEV_R" default rate $'5\x07mbit' 2>&1)
+check "text error: the control byte escaped ($err)" grep -qF 'invalid rate "5\x07mbit"' <<<"$err"
 check "no lock file for names that are no device" [ ! -e "/run/tbctl/nosuch$ID.lock" ]
 err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev %s mode tc-ingress\n' "$DEV_R" "$DEV_R" | tb -batch - 2>&1)
 check "batch re-attaching in another mode: refused at line 2 ($err)" \
