@@ -304,7 +304,7 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	pending_free(&pend);
 	res.passed = bk.c.passed_bytes;
 	/* t0 is taken after the threads start: widen T by the time before. */
-	res.bound = burst + rate * (t1 - t0 + 1000000) / 1000000000ULL;
+	res.bound = burst + (__u64)((unsigned __int128)rate * (t1 - t0 + 1000000) / 1000000000ULL);
 	res.sent = (__u64)threads * repeat;
 	res.counted = bk.c.passed_packets + bk.c.dropped_packets;
 	tb__destroy(t);

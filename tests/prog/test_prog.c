@@ -858,7 +858,7 @@ static void race_one_bucket(const char *src, __u64 rate, __u64 burst, int action
 	if (action == TB_ACTION_MONITOR)
 		CHECK_EQ(b.c.passed_packets + b.c.monitored_packets, sent, "monitor passes everything");
 	else
-		CHECK(b.c.passed_bytes <= (bound = burst + rate * (t1 - t0) / 1000000000ULL + 100),
+		CHECK(b.c.passed_bytes <= (bound = burst + (__u64)((unsigned __int128)rate * (t1 - t0) / 1000000000ULL) + 100),
 		      "passed %llu bytes > bound b + r*T = %llu (T = %llu ns)",
 		      (unsigned long long)b.c.passed_bytes, (unsigned long long)bound,
 		      (unsigned long long)(t1 - t0));
