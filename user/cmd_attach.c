@@ -155,6 +155,8 @@ static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool
 		}
 		if (!err)
 			*own_qdisc = true;
+		else if (!replace)
+			*own_qdisc = false;     /* someone else's, made meanwhile */
 		err = bpf_tc_attach(&hook, &to);
 		if (err) {
 			out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
@@ -289,9 +291,13 @@ static int run_attach(const struct cmd_args *args)
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
 					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
 	}
-	/* Config first: the new program may see packets the moment it is hooked. */
+	/* Config first: the new program may see packets the moment it is
+	 * hooked. It also says, before the clsact qdisc is made, that tbctl
+	 * is making it, so a detach after a kill in between removes it. */
 	cfg.attached = 1;
 	cfg.own_fq |= new_fq;
+	if (a->mode >= TB_MODE_TC_INGRESS && !cfg.own_qdisc && qdisc_clsact_exists(ifindex) == 0)
+		cfg.own_qdisc = own_qdisc = true;
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY)) {
 		out_error("attach dev %s: write config: %s", a->dev, strerror(errno));
 		err = 1;
@@ -396,11 +402,17 @@ static int run_detach(const struct cmd_args *a)
 
 		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
 		err = bpf_tc_detach(&hook, &to);
-		if (!err && cfg.own_qdisc) {
-			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	}
+	/* The qdiscs tbctl made go too, hooked program or not: an attach
+	 * killed before hooking it may have made them already. */
+	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && if_nametoindex(a->dev) == cfg.ifindex) {
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		if (cfg.own_qdisc)
 			bpf_tc_hook_destroy(&hook);
-		}
-		if (!err && cfg.own_fq)
+		if (cfg.own_fq)
 			qdisc_root_delete(cfg.ifindex);
 	}
 	if (err) {

@@ -64,6 +64,7 @@ struct qdisc_scan {
 	int root_fq;
 	int mq_children;
 	int mq_fq;
+	int clsact;
 };
 
 static int scan_one(const struct nlmsghdr *nlh, void *data)
@@ -78,7 +79,9 @@ static int scan_one(const struct nlmsghdr *nlh, void *data)
 	mnl_attr_for_each(attr, nlh, sizeof(*tc))
 		if (mnl_attr_get_type(attr) == TCA_KIND)
 			kind = mnl_attr_get_str(attr);
-	if (tc->tcm_parent == TC_H_ROOT) {
+	if (tc->tcm_parent == TC_H_CLSACT) {
+		s->clsact = 1;
+	} else if (tc->tcm_parent == TC_H_ROOT) {
 		snprintf(s->root, sizeof(s->root), "%s", kind);
 		s->root_fq = !strcmp(kind, "fq");
 		if (!strcmp(kind, "mq"))
@@ -108,6 +111,14 @@ int qdisc_fq_paces(int ifindex)
 	if (err)
 		return err;
 	return s.root_fq || (s.mq && s.mq_children && s.mq_children == s.mq_fq);
+}
+
+int qdisc_clsact_exists(int ifindex)
+{
+	struct qdisc_scan s;
+	int err = scan(ifindex, &s);
+
+	return err ? err : s.clsact;
 }
 
 int qdisc_fq_install(int ifindex, char *root, size_t len)

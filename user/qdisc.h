@@ -13,6 +13,8 @@ int qdisc_fq_paces(int ifindex);
  * -EEXIST: the root is a qdisc someone configured (its kind in root),
  * which is not replaced; -ENOENT: the kernel has no sch_fq. */
 int qdisc_fq_install(int ifindex, char *root, size_t len);
+/* 1 when ifindex has a clsact qdisc, 0 when not, -errno on failure. */
+int qdisc_clsact_exists(int ifindex);
 /* Delete the root qdisc of ifindex: the kernel puts its default back. */
 int qdisc_root_delete(int ifindex);
 

@@ -52,26 +52,31 @@ done
 check "detach" tb detach dev "$DEV_R"
 
 # gone: nothing of tbctl's left on the device.
-gone() { [[ ! -e /sys/fs/bpf/tbctl/$DEV_R ]] && ! ip -n "$NS_R" link show dev "$DEV_R" | grep -q xdp; }
-calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" | grep -c '^[0-9]* *bpf(')
-check "attach makes $calls bpf() calls" [ "$calls" -gt 10 ]
-tb detach dev "$DEV_R"
-bad=0
-for ((k = 1; k <= calls + 1; k++)); do
-	run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
-		"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
-	status=$(tb -j status dev "$DEV_R" 2>/dev/null)
-	jq -e 'type == "array" or has("error")' <<<"$status" >/dev/null ||
-		{ bad=1; echo "kill at attach call $k: status said '$status'"; }
-	if ((k % 2)); then
-		# Recover by attaching again, then use it.
-		tb attach dev "$DEV_R" >/dev/null 2>&1 && tb rule set dev "$DEV_R" default rate 1mbit &&
-			[[ $(tb -j status dev "$DEV_R" | jq '.[0].attached') == true ]] ||
-			{ bad=1; echo "kill at attach call $k: attach again did not recover"; }
-	fi
-	# Or detach at once: either way nothing may be left.
-	tb detach dev "$DEV_R" >/dev/null 2>&1
-	gone || { bad=1; echo "kill at attach call $k: detach left $(ls /sys/fs/bpf/tbctl/$DEV_R 2>/dev/null | xargs)"; }
+gone() {
+	[[ ! -e /sys/fs/bpf/tbctl/$DEV_R ]] && ! ip -n "$NS_R" link show dev "$DEV_R" | grep -q xdp &&
+		! tc -n "$NS_R" qdisc show dev "$DEV_R" | grep -q clsact
+}
+for mode in xdp tc-ingress; do
+	calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" mode $mode | grep -c '^[0-9]* *bpf(')
+	check "attach (mode $mode) makes $calls bpf() calls" [ "$calls" -gt 10 ]
+	tb detach dev "$DEV_R"
+	bad=0
+	for ((k = 1; k <= calls + 1; k++)); do
+		run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
+			"$TBCTL" attach dev "$DEV_R" mode $mode >/dev/null 2>&1
+		status=$(tb -j status dev "$DEV_R" 2>/dev/null)
+		jq -e 'type == "array" or has("error")' <<<"$status" >/dev/null ||
+			{ bad=1; echo "kill at attach call $k: status said '$status'"; }
+		if ((k % 2)); then
+			# Recover by attaching again, then use it.
+			tb attach dev "$DEV_R" mode $mode >/dev/null 2>&1 && tb rule set dev "$DEV_R" default rate 1mbit &&
+				[[ $(tb -j status dev "$DEV_R" | jq '.[0].attached') == true ]] ||
+				{ bad=1; echo "kill at attach call $k: attach again did not recover"; }
+		fi
+		# Or detach at once: either way nothing may be left.
+		tb detach dev "$DEV_R" >/dev/null 2>&1
+		gone || { bad=1; echo "kill at attach call $k: detach left $(ls /sys/fs/bpf/tbctl/$DEV_R 2>/dev/null | xargs) $(tc -n "$NS_R" qdisc show dev "$DEV_R" | grep clsact)"; }
+	done
+	check "attach (mode $mode) killed at each of $((calls + 1)) points: the next attach or detach recovers, nothing left" [ "$bad" = 0 ]
 done
-check "attach killed at each of $((calls + 1)) points: the next attach or detach recovers" [ "$bad" = 0 ]
 summary
