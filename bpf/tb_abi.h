@@ -220,4 +220,18 @@ struct tb_stats {
 	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
 };
 
+/* Every map tbctl pins, in one list: name, type, key, value. tbctl's
+ * struct tb_maps, its pin names and its layout check are all made from
+ * it (user/ruleset.h, user/state.c); bpf/maps.h declares the same maps. */
+#define TB_MAPS(X)                                                              \
+	X(buckets, BPF_MAP_TYPE_LRU_HASH, struct tb_addr, struct tb_bucket)     \
+	X(rules, BPF_MAP_TYPE_ARRAY, __u32, struct tb_rule)                     \
+	X(prefixes_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32)          \
+	X(prefixes_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32)          \
+	X(shared, BPF_MAP_TYPE_ARRAY, __u32, struct tb_shared)                  \
+	X(locks, BPF_MAP_TYPE_ARRAY, __u32, struct tb_lock)                     \
+	X(config, BPF_MAP_TYPE_ARRAY, __u32, struct tb_config)                  \
+	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats)             \
+	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot)
+
 #endif

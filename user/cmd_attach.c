@@ -516,13 +516,15 @@ static int parse_status(int argc, char **argv, struct cmd_args *a)
 
 static int run_status(const struct cmd_args *a)
 {
-	struct json_object *arr = json_object_new_array();
+	struct json_object *arr;
 	int err = 0;
 
 	if (bpffs_ensure()) {
 		out_error("status: bpffs unavailable at %s", TB_BPFFS);
 		return 1;
 	}
+	/* Built only for -j: text goes out as it is made. */
+	arr = out.json ? json_object_new_array() : NULL;
 	if (a->has_dev) {
 		err = status_one(a->dev, arr);
 	} else {
@@ -537,8 +539,6 @@ static int run_status(const struct cmd_args *a)
 	}
 	if (out.json)
 		out_json(arr);
-	else
-		json_object_put(arr);
 	return err;
 }
 

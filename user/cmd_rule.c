@@ -213,8 +213,8 @@ static int by_prefix(const void *x, const void *y)
 
 static int run_rule_list(const struct cmd_args *a)
 {
-	struct json_object *arr = json_object_new_array();
 	static int order[TB_MAX_RULES];
+	struct json_object *arr;
 	struct tb_maps m;
 	int err, n = 0;
 
@@ -226,6 +226,8 @@ static int run_rule_list(const struct cmd_args *a)
 		out_error("rule list dev %s: read rules: %s", a->dev, strerror(-err));
 		return 1;
 	}
+	/* Built only for -j: text goes out as it is made. */
+	arr = out.json ? json_object_new_array() : NULL;
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		if (rs.rules[i].in_use)
 			order[n++] = i;
@@ -256,8 +258,6 @@ static int run_rule_list(const struct cmd_args *a)
 	}
 	if (out.json)
 		out_json(arr);
-	else
-		json_object_put(arr);
 	return 0;
 }
 

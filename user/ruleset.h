@@ -6,16 +6,18 @@
 #include "prefix.h"
 
 /* File descriptors of the datapath's maps, from a skeleton or from pins. */
+#define TB_MAP_FD(name, type, key, value) int name;
+#define TB_MAP_COUNT(name, type, key, value) +1
+enum { TB_N_MAPS = 0 TB_MAPS(TB_MAP_COUNT) };
+
+/* By name, or all at once as fd[], in TB_MAPS order. */
 struct tb_maps {
-	int buckets;
-	int rules;
-	int prefixes_v4;
-	int prefixes_v6;
-	int shared;
-	int locks;
-	int config;
-	int stats;
-	int dropcache;
+	union {
+		struct {
+			TB_MAPS(TB_MAP_FD)
+		};
+		int fd[TB_N_MAPS];
+	};
 };
 
 #define TB_RULE_HASH 16384      /* prefix index buckets, power of two */

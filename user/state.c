@@ -19,31 +19,21 @@
 #include <bpf/libbpf.h>
 #include "state.h"
 
-/* Pin names, in struct tb_maps order. */
-const char *const tb_map_names[] = {
-	"buckets", "rules", "prefixes_v4", "prefixes_v6", "shared", "locks", "config", "stats",
-	"dropcache",
-};
-const int tb_map_count = sizeof(tb_map_names) / sizeof(tb_map_names[0]);
-
-_Static_assert(sizeof(struct tb_maps) == sizeof(tb_map_names) / sizeof(tb_map_names[0]) * sizeof(int),
-	       "tb_maps and tb_map_names list the same maps");
+#define TB_MAP_NAME(name, type, key, value) #name,
+const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };
+const int tb_map_count = TB_N_MAPS;
 
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m)
 {
-	int *fd = (int *)m;
-
 	for (int i = 0; i < tb_map_count; i++)
-		fd[i] = bpf_object__find_map_fd_by_name(obj, tb_map_names[i]);
+		m->fd[i] = bpf_object__find_map_fd_by_name(obj, tb_map_names[i]);
 }
 
 void maps_close(struct tb_maps *m)
 {
-	int *fd = (int *)m;
-
 	for (int i = 0; i < tb_map_count; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
 }
 
 int bpffs_ensure(void)
@@ -108,19 +98,8 @@ int state_lock(const char *dev)
 /* What this build's maps are, in struct tb_maps order: a pin of another
  * layout (another tbctl build) would be read as garbage, or overflow a
  * buffer, so it is refused before anything is read or written. */
-static const struct { __u32 type, key, value; } layout[] = {
-	{ BPF_MAP_TYPE_LRU_HASH, sizeof(struct tb_addr), sizeof(struct tb_bucket) },
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_rule) },
-	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct tb_lpm_v4), sizeof(__u32) },
-	{ BPF_MAP_TYPE_LPM_TRIE, sizeof(struct tb_lpm_v6), sizeof(__u32) },
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_shared) },
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_lock) },
-	{ BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct tb_config) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct tb_stats) },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct tb_dropslot) },
-};
-_Static_assert(sizeof(layout) / sizeof(layout[0]) == sizeof(tb_map_names) / sizeof(tb_map_names[0]),
-	       "a layout for every map");
+#define TB_MAP_LAYOUT(name, type, key, value) { type, sizeof(key), sizeof(value) },
+static const struct { __u32 type, key, value; } layout[] = { TB_MAPS(TB_MAP_LAYOUT) };
 
 static char layout_msg[160];
 
@@ -148,7 +127,7 @@ static int check_layout(int i, int fd)
 int state_open(const char *dev, struct tb_maps *m)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int *fd = (int *)m, err;
+	int *fd = m->fd, err;
 
 	state_dir(dev, dir, sizeof(dir));
 	for (int i = 0; i < tb_map_count; i++)
@@ -176,6 +155,7 @@ int state_open(const char *dev, struct tb_maps *m)
 int state_open_config(const char *dev, int *fd)
 {
 	enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+	_Static_assert(offsetof(struct tb_maps, config) == CONFIG * sizeof(int), "fd[] order");
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	int err;
 
