@@ -2,7 +2,7 @@
 # Every failure says what was attempted and why, exits 1 (2 for usage),
 # and leaves what was configured untouched.
 . "$(dirname "$0")/lib.bash"
-session_cleanup() { rm -rf "/sys/fs/bpf/tbctl/tby$ID"; }
+session_cleanup() { rm -rf "/sys/fs/bpf/tbctl/tby$ID"; rm -f /run/tbctl/tb[xy]"$ID".lock; }
 setup
 chmod 755 "$tmp"   # the not-root case runs a copy of tbctl from here
 
