@@ -110,7 +110,6 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 		/* The level is in the other unit; nothing carries over. */
 		tb_fill(&b->lvl, now, &t->r);
 		b->cost = t->unit;
-		b->empty_ns = 0;
 	}
 	out = tb_decide(&b->lvl, t, now, depart);
 	/* After a tail drop, until the bucket can pay again, packets are
@@ -202,7 +201,6 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 {
 	__u32 i = tb_dropcache_slot(key);
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
-
 	const __u64 *k = (const __u64 *)key, *a;
 	__u64 n;
 

@@ -192,17 +192,8 @@ static bool attach_possible(struct batch_state *bs, int d, const struct cmd_args
 	}
 	if (bs->dev[d].attached >= 0 || state_open(a->dev, &m))
 		return true;    /* attached by this batch, or not at all: a fresh attach */
-	if (!state_read_config(&m, &cfg) && cfg.attached) {
-		if ((a->has_mode && a->mode != cfg.mode) || (a->has_key && a->key != cfg.key)) {
-			out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
-				  a->dev, mode_names[cfg.mode], key_names[cfg.key]);
-			ok = false;
-		} else if (a->max_addrs && a->max_addrs != cfg.max_addrs) {
-			out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
-				  a->dev, cfg.max_addrs);
-			ok = false;
-		}
-	}
+	if (!state_read_config(&m, &cfg) && cfg.attached)
+		ok = !attach_conflicts(a, &cfg);
 	maps_close(&m);
 	return ok;
 }

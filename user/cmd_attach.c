@@ -169,6 +169,21 @@ static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool
 	}
 }
 
+int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
+{
+	if ((a->has_mode && a->mode != cfg->mode) || (a->has_key && a->key != cfg->key)) {
+		out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
+			  a->dev, mode_names[cfg->mode], key_names[cfg->key]);
+		return 1;
+	}
+	if (a->max_addrs && a->max_addrs != cfg->max_addrs) {
+		out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
+			  a->dev, cfg->max_addrs);
+		return 1;
+	}
+	return 0;
+}
+
 static int run_attach(const struct cmd_args *args)
 {
 	struct cmd_args attach = *args, *a = &attach;
@@ -218,20 +233,12 @@ static int run_attach(const struct cmd_args *args)
 		cfg = (struct tb_config){};
 	}
 	if (existing) {
+		if (attach_conflicts(a, &cfg))
+			return 1;
 		if (!a->has_mode)
 			a->mode = cfg.mode;
 		if (!a->has_key)
 			a->key = cfg.key;
-		if (cfg.mode != a->mode || cfg.key != a->key) {
-			out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
-				  a->dev, mode_names[cfg.mode], key_names[cfg.key]);
-			return 1;
-		}
-		if (a->max_addrs && a->max_addrs != cfg.max_addrs) {
-			out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
-				  a->dev, cfg.max_addrs);
-			return 1;
-		}
 		if (cfg.ifindex != (__u32)ifindex) {
 			out_error("attach dev %s: pinned state belongs to a device that is gone (ifindex %u); "
 				  "detach first", a->dev, cfg.ifindex);

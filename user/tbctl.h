@@ -100,5 +100,8 @@ extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
 extern const struct command cmd_show, cmd_stats, cmd_reset;
 extern const struct command cmd_save, cmd_apply;
 int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
+/* Non-zero (said) when a re-attach asks for another mode, key or table
+ * size than the pinned config has. */
+int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg);
 
 #endif
