@@ -111,11 +111,41 @@ static __always_inline int tb_early_armed(__u64 tokens, __u64 peak, const struct
 	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= peak;
 }
 
+/* A full bucket, as every new address starts unless it owes. */
+static __always_inline void tb_fill(struct tb_level *l, __u64 now,
+				    const struct tb_rate *r)
+{
+	l->tokens = r->cap;
+	l->last_ns = now;
+	l->peak = r->cap;
+}
+
+/* floor(2^k / d) for d > 0, or 2^32 when that is 2^32 or more: long
+ * division, since 2^k may not fit 64 bits. Control plane only. */
+static inline __u64 tb_pow2_div(unsigned int k, __u64 d)
+{
+	__u64 q = 0, rem = 0;
+
+	for (int bit = k; bit >= 0; bit--) {
+		rem = rem * 2 + (bit == (int)k);
+		q *= 2;
+		if (rem >= d) {
+			rem -= d;
+			q++;
+		}
+		if (q >= (1ULL << 32))
+			return 1ULL << 32;
+	}
+	return q;
+}
+
 /* The precomputed form of "rate units/s, burst units". Control plane only:
- * the division here is what keeps the packet path free of one. */
+ * the divisions here are what keep the packet path free of one. */
 static inline struct tb_rate tb_rate_make(__u64 rate, __u64 burst)
 {
 	struct tb_rate r = {};
+	unsigned int k;
+	__u64 mul;
 
 	r.rate = rate;
 	r.cap = burst * TB_NANO;
@@ -123,16 +153,81 @@ static inline struct tb_rate tb_rate_make(__u64 rate, __u64 burst)
 	r.early = r.cap / TB_EARLY_DIV;
 	while (r.early >> r.early_shift >= (1ULL << 32))
 		r.early_shift++;
+	/* tb_origin's reciprocal: the level cut to 32 bits times the 32-bit
+	 * multiplier mul = floor(2^k / rate) in [2^31, 2^32), with
+	 * k = pre + post - left. */
+	while (r.cap >> r.owed_pre >= (1ULL << 32))
+		r.owed_pre++;
+	k = 95 - __builtin_clzll(rate);
+	mul = tb_pow2_div(k, rate);
+	if (mul >= (1ULL << 32))
+		mul = tb_pow2_div(--k, rate);
+	if (k >= r.owed_pre + 64u) {
+		/* Fast rates with small bursts: quotients of a few ns at
+		 * most, and shifts stay below 64. */
+		mul >>= k - r.owed_pre - 63u;
+		k = r.owed_pre + 63u;
+	}
+	r.owed_mul = mul;
+	if (k >= r.owed_pre)
+		r.owed_post = k - r.owed_pre;
+	else
+		r.owed_left = r.owed_pre - k;
 	return r;
 }
 
-/* A full bucket, as every new address starts. */
-static __always_inline void tb_fill(struct tb_level *l, __u64 now,
-				    const struct tb_rate *r)
+/* At most the ns the rate takes to earn tokens (floor(tokens / rate)),
+ * without a division; a few ns per second of fill_ns short (tests/unit).
+ * Levels above the cap count as the cap. */
+static __always_inline __u64 tb_earn_ns(__u64 tokens, const struct tb_rate *r)
 {
-	l->tokens = r->cap;
-	l->last_ns = now;
-	l->peak = r->cap;
+	__u64 t = tokens < r->cap ? tokens : r->cap;
+
+	return ((t >> r->owed_pre) * r->owed_mul) >> r->owed_post << r->owed_left;
+}
+
+/* The origin of level l: the latest instant from which an empty bucket,
+ * refilling at the rate, is never above l's level (for whole-ns times;
+ * debt included, as until l->last_ns that level is l->tokens). 1 when it
+ * would precede the clock's origin; never 0, which means "nothing owed". */
+static __always_inline __u64 tb_origin(const struct tb_level *l, const struct tb_rate *r)
+{
+	__u64 back = tb_earn_ns(l->tokens, r);
+
+	return l->last_ns > back ? l->last_ns - back : 1;
+}
+
+/* The latest instant by which l is full again: its origin plus the time
+ * an empty bucket takes to fill. Kept per hash slot (owed[]) as the
+ * largest of its addresses', it serves every address of the slot under
+ * its own rule: a slot mate that took one packet is full again within
+ * that packet's time, so it costs a re-created bucket next to nothing.
+ * Saturates at ~0 (a burst of centuries). */
+static __always_inline __u64 tb_full_at(const struct tb_level *l, const struct tb_rate *r)
+{
+	__u64 o = tb_origin(l, r);
+
+	return o + r->fill_ns >= o ? o + r->fill_ns : ~0ULL;
+}
+
+/* A bucket re-created after eviction, from full_at (the largest
+ * tb_full_at of its slot; 0: none): empty at full_at less fill_ns, which
+ * for the bucket's own record is its origin or later, or full once
+ * full_at has passed. So it never holds more than the evicted one would
+ * have by now, and eviction adds nothing to b + r*T. */
+static __always_inline void tb_restore(struct tb_level *l, __u64 full_at, __u64 now,
+				       const struct tb_rate *r)
+{
+	if (full_at <= now) {
+		tb_fill(l, now, r);
+		return;
+	}
+	l->tokens = 0;
+	l->peak = 0;
+	if (full_at == ~0ULL)
+		l->last_ns = now;
+	else
+		l->last_ns = full_at > r->fill_ns ? full_at - r->fill_ns : 1;
 }
 
 #endif

@@ -216,6 +216,114 @@ static void rate_change_keeps_level(void)
 	CHECK_EQ(tb_refill(&l, 0, &small), 2000 * TB_NANO, "level above a lowered cap is cut");
 }
 
+/* tb_earn_ns, tb_origin's division-free floor(tokens / rate), is never
+ * above the exact one (a re-created bucket never holds more than the evicted one would)
+ * and short of it by at most a few ns per second of fill_ns. */
+static void earn_time_is_a_tight_lower_bound(void)
+{
+	static const __u64 rates[] = { 1, 3, 1000, 125000, 1250000, 12500000, 1000000007ULL,
+				       TB_RATE_MAX };
+	static const __u64 bursts[] = { 1, 1500, 65536, 1250000, 1ULL << 30, TB_BURST_MAX };
+	int over = 0, loose = 0, n = 0;
+	__u64 worst = 0;
+
+	srand(777);
+	for (unsigned i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		for (unsigned j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
+			struct tb_rate r = tb_rate_make(rates[i], bursts[j]);
+
+			for (int k = 0; k < 20000; k++) {
+				__u64 t = k == 0 ? r.cap : k == 1 ? 0 :
+					  (((__u64)rand() << 33) ^ ((__u64)rand() << 2) ^ rand()) % (r.cap + 1);
+				__u64 exact = t / r.rate, back = tb_earn_ns(t, &r);
+
+				n++;
+				over += back > exact;
+				if (exact - back > worst)
+					worst = exact - back;
+				loose += exact - back > (r.fill_ns >> 29) + 2;
+			}
+		}
+	CHECK_EQ(over, 0, "quotients above the exact one, of %d", n);
+	CHECK_EQ(loose, 0, "quotients short by more than fill_ns/2^29 + 2 ns (worst %llu ns)",
+		 (unsigned long long)worst);
+}
+
+/* An evicted bucket re-created from its recorded full-again instant, at
+ * random points, admits no more over every window than one that was never
+ * evicted may: cap + rate * T. Nothing owed (0) starts full. */
+static void eviction_adds_no_burst(void)
+{
+	enum { SEQS = 200, N = 400 };
+	static __u64 t[N], cum[N + 1];
+	int violations = 0, admitted = 0, evictions = 0;
+
+	srand(4242);
+	for (int s = 0; s < SEQS; s++) {
+		__u64 rate = 1000 + (__u64)rand() % 1000000;
+		struct tb_rate r = tb_rate_make(rate, 1500 + (__u64)rand() % 20000);
+		struct tb_level l;
+		__u64 now = SEC + (__u64)rand() * 1000, full_at = 0;
+
+		tb_restore(&l, full_at, now, &r);
+		CHECK_EQ(l.tokens, r.cap, "nothing owed: a new bucket starts full");
+		cum[0] = 0;
+		for (int i = 0; i < N; i++) {
+			__u64 cost = 64 + rand() % 1437;
+			int fit;
+
+			now += rand() % 4 == 0 ? 0 : (__u64)rand() % (5 * MS);
+			if (rand() % 8 == 0) {
+				tb_restore(&l, full_at, now, &r);
+				evictions++;
+			}
+			t[i] = now;
+			fit = admit(&l, now, cost, &r);
+			if (fit) {
+				__u64 f = tb_full_at(&l, &r);
+
+				full_at = f > full_at ? f : full_at;
+			}
+			cum[i + 1] = cum[i] + (fit ? cost : 0);
+			admitted += fit;
+		}
+		for (int i = 0; i < N; i++)
+			for (int j = i; j < N; j++)
+				if ((cum[j + 1] - cum[i]) * TB_NANO > r.cap + rate * (t[j] - t[i]))
+					violations++;
+	}
+	CHECK_EQ(violations, 0, "windows exceeding b + r*T across %d evictions", evictions);
+	CHECK(admitted > SEQS * N / 10, "the property saw admissions (%d)", admitted);
+}
+
+/* Re-created at once, a drained bucket is still drained; after a long idle
+ * it is exactly full, as the evicted one would be (the seed's idle rule).
+ * A slot mate that took one packet costs a re-created bucket at most that
+ * packet's time at its own rate. */
+static void restored_bucket_owes_what_it_took(void)
+{
+	struct tb_rate r = tb_rate_make(1000, 3000), fast = tb_rate_make(1000000, 16384);
+	struct tb_level l, mate;
+	__u64 full_at;
+
+	tb_fill(&l, 10 * SEC, &r);
+	CHECK(admit(&l, 10 * SEC, 3000, &r), "drain the whole burst");
+	full_at = tb_full_at(&l, &r);
+	CHECK_EQ(full_at, 13 * SEC, "drained at 10 s, 1000 B/s and 3000 B: full again at 13 s");
+	tb_restore(&l, full_at, 10 * SEC, &r);
+	CHECK(!admit(&l, 10 * SEC, 1, &r), "re-created at once: nothing to hand out");
+	CHECK(admit(&l, 11 * SEC, 1000, &r) && !admit(&l, 11 * SEC, 1, &r),
+	      "one second later: exactly one second of rate");
+	tb_restore(&l, full_at, 30 * DAY, &r);
+	CHECK_EQ(tb_refill(&l, 30 * DAY, &r), r.cap, "a month later: exactly full");
+
+	tb_fill(&mate, 20 * SEC, &fast);
+	CHECK(admit(&mate, 20 * SEC, 64, &fast), "a slot mate under a fast rule takes 64 bytes");
+	tb_restore(&l, tb_full_at(&mate, &fast), 20 * SEC, &r);
+	CHECK(tb_refill(&l, 20 * SEC, &r) >= r.cap - 65000 * r.rate,
+	      "the slow bucket next to it starts short of full by 64 us of its rate at most");
+}
+
 TEST_LIST(
 	T(millisecond_refills_a_millisecond),
 	T(long_idle_refills_exactly_capacity),
@@ -228,6 +336,9 @@ TEST_LIST(
 	T(extreme_rates),
 	T(cost_above_burst_never_admitted),
 	T(rate_change_keeps_level),
+	T(earn_time_is_a_tight_lower_bound),
+	T(eviction_adds_no_burst),
+	T(restored_bucket_owes_what_it_took),
 );
 
 int main(int argc, char **argv)
