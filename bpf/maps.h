@@ -9,8 +9,8 @@
 #include "tb_abi.h"
 
 /* Per-address buckets. LRU so that a flood of new source addresses evicts
- * the least recently seen (an idle bucket is full and carries nothing)
- * instead of failing inserts; size set by tbctl at load (max-addrs). */
+ * the least recently seen instead of failing inserts; what an evicted
+ * bucket owed stays in owed[]. Size set by tbctl at load (max-addrs). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
@@ -75,5 +75,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tb_dropslot);
 } dropcache SEC(".maps");
+
+/* What evicted buckets still owe (tb_abi.h); size set by tbctl at load
+ * with tb_config.owed_shift. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} owed SEC(".maps");
 
 #endif

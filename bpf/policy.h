@@ -31,12 +31,44 @@ const volatile __u8 tb_egress = 0;
 
 #define TB_LOCK_SHIFT 10
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
+_Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
+
+static __always_inline __u32 tb_addr_hash(const struct tb_addr *a)
+{
+	return (a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3]) * 0x9E3779B1u;
+}
 
 static __always_inline __u32 tb_lock_index(const struct tb_addr *a)
 {
-	__u32 h = a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3];
+	return tb_addr_hash(a) >> (32 - TB_LOCK_SHIFT);
+}
 
-	return (h * 0x9E3779B1u) >> (32 - TB_LOCK_SHIFT);
+/* An address's owed[] slot: the top owed_shift bits of the hash whose top
+ * TB_LOCK_SHIFT bits pick its stripe, so every address of a slot writes it
+ * under one lock. 0 when there is no owed[] (a test's bare object). */
+static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, const struct tb_addr *a)
+{
+	__u32 shift = cfg->owed_shift, i;
+
+	if (shift < TB_OWED_MIN_SHIFT || shift > 31)
+		return 0;
+	i = tb_addr_hash(a) >> (32 - shift);
+	return bpf_map_lookup_elem(&owed, &i);
+}
+
+/* Keep the latest full-again instant of the slot's buckets after a
+ * charge that took tokens (the only kind that moves it later); the caller
+ * holds the slot's stripe lock. */
+static __always_inline void tb_owe(__u64 *slot, int out, const struct tb_level *l,
+				   const struct tb_rate *r)
+{
+	__u64 f;
+
+	if (!slot || out > TB_DELAYED)
+		return;
+	f = tb_full_at(l, r);
+	if (f > *slot)
+		*slot = f;
 }
 
 /* Longest-prefix match, falling back to the default rule. */
@@ -234,6 +266,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
 	__u32 id, gen = cfg->gen, stripe;
+	__u64 *slot;
 	int out;
 
 	b = bpf_map_lookup_elem(&buckets, key);
@@ -258,12 +291,21 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			 * it is inserted, so no lookup follows the insert: a
 			 * lookup sets the LRU's reference bit, and a flood of
 			 * one-packet spoofed sources would then look as alive
-			 * as a real one and push it out. */
+			 * as a real one and push it out. The bucket starts
+			 * from what an evicted one of its slot still owes. */
 			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
+			__u64 *slot = tb_owed_slot(cfg, key);
 
-			tb_fill(&nb.lvl, now, &t->r);
+			stripe = tb_lock_index(key);
+			lk = bpf_map_lookup_elem(&locks, &stripe);
+			if (!lk)
+				return TB_PASS;
 			tb_draw(t);
+			bpf_spin_lock(&lk->lock);
+			tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
 			out = tb_account(&nb, t, now, len, pkts, depart);
+			tb_owe(slot, out, &nb.lvl, &t->r);
+			bpf_spin_unlock(&lk->lock);
 			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST)) {
 				st->buckets_created++;
 				return tb_count(st, out, t->action, len, pkts);
@@ -290,6 +332,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 
 	stripe = tb_lock_index(key);
 	lk = bpf_map_lookup_elem(&locks, &stripe);
+	slot = tb_owed_slot(cfg, key);
 	if (!lk)
 		return TB_PASS;
 	tb_draw(t);
@@ -304,6 +347,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		b->rule = id;
 	}
 	out = tb_account(b, t, now, len, pkts, depart);
+	tb_owe(slot, out, &b->lvl, &t->r);
 	bpf_spin_unlock(&lk->lock);
 	return tb_count(st, out, t->action, len, pkts);
 }

@@ -62,8 +62,14 @@ struct tb_rate {
 	 * its maximum (charge.h) as the level falls to zero. early >> early_shift fits
 	 * 32 bits, so the draw needs no division (bucket.h, tb_early). */
 	__u64 early;
-	__u32 early_shift;
-	__u32 pad;
+	__u8 early_shift;
+	/* floor(tokens / rate) from below without a division (bucket.h,
+	 * tb_origin): ((min(tokens, cap) >> owed_pre) * owed_mul) >> owed_post
+	 * << owed_left. */
+	__u8 owed_pre;
+	__u8 owed_post;
+	__u8 owed_left;
+	__u32 owed_mul;
 };
 
 /* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
@@ -180,6 +186,14 @@ static inline __u32 tb_dropcache_slot(const struct tb_addr *a)
 	return (h * 0x85EBCA6Bu) >> 24 & (TB_DROPCACHE_SLOTS - 1);
 }
 
+/* owed[] value: per hash slot of addresses, the latest instant by which
+ * any bucket hashed there is full again (bucket.h, tb_full_at). A bucket
+ * re-created after the LRU evicted it starts from there instead of full,
+ * so eviction hands out no burst that the address has not earned. The slot
+ * count is a power of two, at least TB_LOCK_STRIPES, and addresses that
+ * share a slot share a lock stripe (policy.h). */
+#define TB_OWED_MIN_SHIFT 10
+
 struct tb_lpm_v4 {
 	__u32 prefixlen;
 	__u32 addr;
@@ -203,7 +217,8 @@ struct tb_config {
 	__u8 attached;
 	__u8 own_qdisc; /* tbctl created the clsact qdisc, so detach removes it */
 	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
-	__u8 pad[3];
+	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
+	__u8 pad[2];
 };
 
 /* stats[0], per CPU. */
@@ -232,6 +247,7 @@ struct tb_stats {
 	X(locks, BPF_MAP_TYPE_ARRAY, __u32, struct tb_lock)                     \
 	X(config, BPF_MAP_TYPE_ARRAY, __u32, struct tb_config)                  \
 	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats)             \
-	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot)
+	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot)    \
+	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64)
 
 #endif

@@ -107,12 +107,21 @@ static void many_rules(struct ruleset *rs, __u64 rate, __u64 burst)
 	}
 }
 
+/* The rules of a loaded object, with owed[] in use as tbctl's attach
+ * sets it up. */
 static struct ruleset *ruleset_of(struct bpf_object *obj)
 {
 	struct ruleset *rs = calloc(1, sizeof(*rs));
+	struct tb_config cfg;
 	struct tb_maps m;
+	__u32 zero = 0;
 
 	maps_from_obj(obj, &m);
+	if (state_read_config(&m, &cfg))
+		die("read config");
+	cfg.owed_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "owed")));
+	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY))
+		die("write config");
 	if (!rs || ruleset_load(rs, &m))
 		die("read rules");
 	return rs;
@@ -205,6 +214,7 @@ static double many_cost(int floor, int ten_k_rules, __u64 *created)
 	b->rodata->many_n = many;
 	b->rodata->many_floor = floor;
 	bpf_map__set_max_entries(b->maps.buckets, 2 * many);
+	bpf_map__set_max_entries(b->maps.owed, 1U << state_owed_shift(2 * many));
 	bpf_map__set_max_entries(b->maps.floor_state, 2 * many);
 	if (bench__load(b))
 		die("load bench object");
@@ -353,13 +363,15 @@ static void memory(struct json_object *doc)
 		if (!t)
 			die("open tb object");
 		bpf_map__set_max_entries(t->maps.buckets, sizes[i]);
+		bpf_map__set_max_entries(t->maps.owed, 1U << state_owed_shift(sizes[i]));
 		if (tb__load(t))
 			die("load tb object");
-		table = memlock_of(bpf_map__fd(t->maps.buckets));
+		/* owed[] grows with the table: it counts per address. */
+		table = memlock_of(bpf_map__fd(t->maps.buckets)) + memlock_of(bpf_map__fd(t->maps.owed));
 		for (int k = 0; k < tb_map_count; k++) {
 			int fd = bpf_object__find_map_fd_by_name(t->obj, tb_map_names[k]);
 
-			if (strcmp(tb_map_names[k], "buckets"))
+			if (strcmp(tb_map_names[k], "buckets") && strcmp(tb_map_names[k], "owed"))
 				fixed += memlock_of(fd);
 		}
 		json_add_u64(e, "max_addrs", sizes[i]);

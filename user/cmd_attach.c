@@ -103,6 +103,7 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	if (!skel)
 		return NULL;
 	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
+	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	state_dir(dev, dir, sizeof(dir));
 	mkdir(TB_PIN_ROOT, 0700);
 	bpf_object__for_each_map(map, skel->obj) {
@@ -297,6 +298,7 @@ static int run_attach(const struct cmd_args *args)
 	} else {
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
 					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
+		cfg.owed_shift = state_owed_shift(cfg.max_addrs);
 	}
 	/* Config first: the new program may see packets the moment it is
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl

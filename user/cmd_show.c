@@ -413,7 +413,8 @@ static int parse_reset(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
-/* Buckets are forgotten by deleting them: every address starts full. */
+/* Buckets are forgotten by deleting them, and what evicted ones owed
+ * with them: every address starts full. */
 static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
 {
 	const struct tb_maps *m = ctx;
@@ -470,6 +471,8 @@ static int run_reset(const struct cmd_args *a)
 	err = ruleset_load(&rs, &m);
 	if (!err && a->reset == RESET_BUCKETS)
 		err = buckets_foreach(&m, delete_bucket, &m);
+	if (!err && a->reset == RESET_BUCKETS)
+		err = owed_zero(&m);
 	if (!err && a->reset == RESET_COUNTERS)
 		err = zero_address_counters(a->dev, rs.cfg.max_addrs);
 	/* Pending drops belong to the counters, or to the buckets just gone. */

@@ -279,6 +279,40 @@ int pending_zero(const struct tb_maps *m)
 	return err;
 }
 
+__u8 state_owed_shift(__u32 max_addrs)
+{
+	__u8 shift = TB_OWED_MIN_SHIFT;
+
+	while ((1ULL << shift) < max_addrs)
+		shift++;
+	return shift;
+}
+
+int owed_zero(const struct tb_maps *m)
+{
+	enum { CHUNK = 65536 };
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), *keys = calloc(CHUNK, sizeof(*keys));
+	__u64 *zero = calloc(CHUNK, sizeof(*zero));
+	int err = 0;
+
+	if (!keys || !zero)
+		err = -ENOMEM;
+	else if (bpf_obj_get_info_by_fd(m->owed, &info, &len))
+		err = -errno;
+	for (__u32 at = 0; !err && at < info.max_entries; at += CHUNK) {
+		__u32 n = info.max_entries - at < CHUNK ? info.max_entries - at : CHUNK;
+
+		for (__u32 i = 0; i < n; i++)
+			keys[i] = at + i;
+		if (bpf_map_update_batch(m->owed, keys, zero, &n, NULL))
+			err = -errno;
+	}
+	free(keys);
+	free(zero);
+	return err;
+}
+
 int buckets_foreach(const struct tb_maps *m,
 		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx)
 {

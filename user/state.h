@@ -48,6 +48,11 @@ void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_
 void pending_free(struct tb_pending *p);
 /* Empty every CPU's cache (reset), counts and all. */
 int pending_zero(const struct tb_maps *m);
+/* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
+ * up to a power of two, and at least one per lock stripe (tb_abi.h). */
+__u8 state_owed_shift(__u32 max_addrs);
+/* Forget what evicted buckets owed (reset buckets). */
+int owed_zero(const struct tb_maps *m);
 /* Call fn for every per-address bucket (batched reads); stops when fn
  * returns non-zero. Returns 0 or -errno. */
 int buckets_foreach(const struct tb_maps *m,

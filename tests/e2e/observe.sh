@@ -58,8 +58,16 @@ row=$(tb -j show dev "$DEV_R" addr 198.18.0.10)
 check "reset counters: zeroed" [ "$(jq '.[0] | .passed_packets + .dropped_packets' <<<"$row")" = 0 ]
 check "reset counters: bucket kept" [ "$(jq length <<<"$row")" = 1 ]
 check "reset counters: global stats zeroed" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
+# Slots of owed[] that record a bucket not yet full again.
+owed_slots() {
+	bpftool -j map dump pinned "/sys/fs/bpf/tbctl/$DEV_R/owed" |
+		jq '[.[] | (.value | if type == "array" then map(select(. != "0x00")) | length else . end)
+		     | select(. != 0)] | length'
+}
+check "charged buckets left what they owe in owed[] ($(owed_slots) slots)" [ "$(owed_slots)" -gt 0 ]
 check "reset buckets" tb reset dev "$DEV_R" buckets
 check "reset buckets: no address tracked" [ "$(tb -j stats dev "$DEV_R" | jq .addresses_tracked)" = 0 ]
+check "reset buckets: nothing owed either, every address starts full" [ "$(owed_slots)" = 0 ]
 for f in -j "-j -p"; do
 	check "$f show of an emptied table: a JSON array" \
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL $f show dev $DEV_R | jq -e 'type == \"array\"' >/dev/null"

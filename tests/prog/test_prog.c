@@ -745,6 +745,64 @@ static void rule_change_clears_the_empty_bound(void)
 	teardown();
 }
 
+static void set_owed_shift(__u8 shift)
+{
+	struct tb_config cfg;
+	__u32 zero = 0;
+
+	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
+	cfg.owed_shift = rs->cfg.owed_shift = shift;
+	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
+}
+
+static void evict(const char *addr)
+{
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	CHECK(!bpf_map_delete_elem(rs->m.buckets, &a), "evict the bucket of %s: %s", addr,
+	      strerror(errno));
+}
+
+/* A bucket the LRU evicted comes back as what it owed, not as a fresh
+ * burst: a drained address stays drained however often it is evicted,
+ * and one idle long enough comes back full. Without owed[] (shift 0) the
+ * same eviction hands out a whole new burst. */
+static void evicted_bucket_starts_from_what_it_owed(void)
+{
+	struct frame f;
+
+	setup();
+	set_owed_shift(16);
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, "198.18.26.1", &f);
+	for (int i = 0; i < 5; i++) {
+		evict("198.18.26.1");
+		CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "drained, evicted %d times: still drained", i + 1);
+		CHECK(has_bucket("198.18.26.1"), "the drop re-created the bucket");
+		CHECK(raw_bucket_of("198.18.26.1").lvl.tokens < 1000 * TB_NANO,
+		      "re-created below one frame's cost");
+	}
+	drain(tc_fd, TC_ACT_UNSPEC, TC_ACT_SHOT, "198.18.26.2", &f);
+	evict("198.18.26.2");
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "tc: drained and evicted, still drained");
+
+	set_owed_shift(0);
+	evict("198.18.26.1");
+	frame_ipv4_len(&f, "198.18.26.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 3, "without owed[], eviction is a new burst");
+	set_owed_shift(16);
+
+	set_rule("default", 1000000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, "198.18.26.3", &f);
+	evict("198.18.26.3");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "fast rule: evicted at once, still drained");
+	usleep(20000);
+	evict("198.18.26.3");
+	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 3, "after 20 ms idle (fill 3 ms): a full burst");
+	teardown();
+}
+
 /* Direct mapped, per CPU: an address taking another's slot flushes the
  * other's counts into its bucket; a slot flushes itself after a batch. */
 static void dropcache_flushes_on_collision_and_batch(void)
@@ -1130,6 +1188,7 @@ TEST_LIST(
 	T(denial_writes_nothing_shared),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(evicted_bucket_starts_from_what_it_owed),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 );
