@@ -13,7 +13,7 @@ CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibp
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
 BPF_HDRS := $(wildcard bpf/*.h)
-USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c
+USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c $(USER_LIB)
 USER_HDRS := $(wildcard user/*.h)
 

@@ -218,8 +218,15 @@ struct tb_config {
 	__u8 own_qdisc; /* tbctl created the clsact qdisc, so detach removes it */
 	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
-	__u8 pad[2];
+	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded; 0: layout 1 */
+	__u8 pad;
 };
+
+/* The layout of every map and value here. Any change to them bumps it:
+ * tbctl refuses pins of a newer layout, and attach upgrades older ones in
+ * place (user/upgrade.c). Layout 1 (configs that read 0) had no owed[]
+ * and no reciprocal in struct tb_rate. */
+#define TB_LAYOUT 2
 
 /* stats[0], per CPU. */
 struct tb_stats {

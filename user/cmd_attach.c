@@ -15,6 +15,7 @@
 #include "qdisc.h"
 #include "state.h"
 #include "tbctl.h"
+#include "upgrade.h"
 
 /* Our tc filter's identity on the clsact hook, so replace and detach find
  * exactly it and leave other filters alone. */
@@ -190,7 +191,7 @@ static int run_attach(const struct cmd_args *args)
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
-	bool existing, own_qdisc = false, new_fq = false;
+	bool existing, upgrading, own_qdisc = false, new_fq = false;
 	struct tb *skel;
 	int ifindex, err, lock, prog_fd;
 	__u32 zero = 0;
@@ -216,8 +217,20 @@ static int run_attach(const struct cmd_args *args)
 			  "detach, then attach with this build", a->dev, state_layout_error());
 		return 1;
 	}
-	existing = !err;
-	if (existing) {
+	upgrading = err == -ESTALE;
+	if (upgrading) {
+		/* An older build's: kept, and brought up to this layout. */
+		err = state_open_config(a->dev, &old.config);
+		if (!err && bpf_map_lookup_elem(old.config, &zero, &cfg))
+			err = -errno;
+		if (old.config >= 0)
+			close(old.config);
+		if (err) {
+			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
+			return 1;
+		}
+		existing = true;
+	} else if ((existing = !err)) {
 		err = state_read_config(&old, &cfg);
 		maps_close(&old);
 		if (err) {
@@ -299,7 +312,9 @@ static int run_attach(const struct cmd_args *args)
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
 					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
 		cfg.owed_shift = state_owed_shift(cfg.max_addrs);
+		cfg.layout = TB_LAYOUT;
 	}
+	upgrade_config(&cfg);
 	/* Config first: the new program may see packets the moment it is
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl
 	 * is making it, so a detach after a kill in between removes it. */
@@ -315,6 +330,19 @@ static int run_attach(const struct cmd_args *args)
 	} else if (own_qdisc != cfg.own_qdisc) {
 		cfg.own_qdisc = own_qdisc;
 		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
+	}
+	if (!err && upgrading) {
+		unsigned int from = upgrade_layout_of(&cfg);
+
+		err = upgrade_maps(&m, &cfg);
+		if (err) {
+			out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
+				  "(attach again finishes it)", a->dev, from, strerror(-err));
+			err = 1;
+		} else {
+			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
+				 "rules, buckets and counters kept", a->dev, from, TB_LAYOUT);
+		}
 	}
 	if (err && !existing)
 		unpin_all(a->dev);
@@ -475,6 +503,13 @@ static int status_one(const char *dev, struct json_object *arr)
 	if (err == -ENOENT && unfinished(dev))
 		return status_broken(dev, "an attach is pinning its maps, or was interrupted doing so "
 				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
+	if (err == -ESTALE) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "pinned by an older tbctl build (%s); tbctl attach upgrades them "
+			 "in place", state_layout_error());
+		return status_broken(dev, msg, arr);
+	}
 	if (err)
 		return status_broken(dev, err == -ENOENT ? "not attached" :
 				     err == -EPROTO ? state_layout_error() : strerror(-err), arr);

@@ -124,11 +124,36 @@ static int check_layout(int i, int fd)
 	return -EPROTO;
 }
 
+/* -ESTALE for the pins of an attached device that an older build made
+ * (attach upgrades them), -EPROTO for a newer build's, 0 otherwise: no
+ * config, or one not yet written, claims no layout. */
+static int check_version(const char *dev)
+{
+	struct tb_config cfg;
+	__u32 zero = 0, layout;
+	int fd, err = state_open_config(dev, &fd);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	close(fd);
+	if (err || !cfg.attached)
+		return err;
+	layout = cfg.layout ? cfg.layout : 1;
+	if (layout == TB_LAYOUT)
+		return 0;
+	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u, this build's is %u", layout,
+		 TB_LAYOUT);
+	return layout < TB_LAYOUT ? -ESTALE : -EPROTO;
+}
+
 int state_open(const char *dev, struct tb_maps *m)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int *fd = m->fd, err;
+	int *fd = m->fd, err = check_version(dev);
 
+	if (err)
+		return err;
 	state_dir(dev, dir, sizeof(dir));
 	for (int i = 0; i < tb_map_count; i++)
 		fd[i] = -1;

@@ -175,6 +175,11 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *c
 			  "detach, then attach with this build", cmd, dev, state_layout_error());
 		return 1;
 	}
+	if (err == -ESTALE) {
+		out_error("%s dev %s: the pinned maps are an older tbctl build's (%s); "
+			  "tbctl attach dev %s upgrades them in place", cmd, dev, state_layout_error(), dev);
+		return 1;
+	}
 	if (err) {
 		out_error("%s dev %s: open pinned maps: %s", cmd, dev, strerror(-err));
 		return 1;

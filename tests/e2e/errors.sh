@@ -249,4 +249,18 @@ for cmd in "show dev $DEV_R" "stats dev $DEV_R" "rule list dev $DEV_R" "rule set
 done
 check "detach works over another build's pins" tb detach dev "$DEV_R"
 check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
+
+# Pins that a newer build attached (a later layout in the config) are
+# refused the same way, attach included: nothing is downgraded.
+check "attach again" tb attach dev "$DEV_R"
+cfgpin=/sys/fs/bpf/tbctl/$DEV_R/config
+read -ra bytes <<<"$(bpftool -j map lookup pinned "$cfgpin" key 0 0 0 0 | jq -r '.value | join(" ")')"
+bytes[22]=0x09          # struct tb_config.layout
+check "mark the pins as layout 9" bpftool map update pinned "$cfgpin" key 0 0 0 0 value "${bytes[@]}"
+snap=$(state)
+for cmd in "show dev $DEV_R" "rule list dev $DEV_R" "rule set dev $DEV_R default rate 2mbit" "attach dev $DEV_R"; do
+	expect_fail 1 "another tbctl build's (the pins are layout 9, this build's is 2)" $cmd
+done
+check "a newer build's pins: state unchanged" [ "$(state)" = "$snap" ]
+check "detach works over a newer build's pins" tb detach dev "$DEV_R"
 summary
