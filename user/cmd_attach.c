@@ -171,6 +171,65 @@ static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool
 	}
 }
 
+/* Whether program id is tbctl's datapath: its name, and maps named as
+ * tbctl's. How a program whose pins this bpffs lacks is recognised. */
+static bool is_tbctl_prog(__u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), map_ids[32];
+	int fd = bpf_prog_get_fd_by_id(id), found = 0;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (strcmp(info.name, "tb_xdp") && strcmp(info.name, "tb_tc")))
+		info.nr_map_ids = 0;
+	close(fd);
+	for (__u32 i = 0; i < info.nr_map_ids && i < sizeof(map_ids) / sizeof(map_ids[0]); i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen))
+			found += !strcmp(mi.name, "buckets") || !strcmp(mi.name, "config");
+		close(mfd);
+	}
+	return found == 2;
+}
+
+struct hooked {
+	int mode;
+	__u32 id;
+};
+
+/* tbctl's programs on the device, found by the device alone: in each
+ * XDP mode, and as tbctl's tc filter at either hook. */
+static int hooked_anywhere(int ifindex, struct hooked *h)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int n = 0;
+
+	if (!bpf_xdp_query(ifindex, 0, &q)) {
+		if (q.drv_prog_id && is_tbctl_prog(q.drv_prog_id))
+			h[n++] = (struct hooked){ TB_MODE_XDP, q.drv_prog_id };
+		if (q.skb_prog_id && is_tbctl_prog(q.skb_prog_id))
+			h[n++] = (struct hooked){ TB_MODE_XDPGENERIC, q.skb_prog_id };
+	}
+	for (int mode = TB_MODE_TC_INGRESS; mode <= TB_MODE_TC_EGRESS; mode++) {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(ifindex, mode, &hook);
+		if (!bpf_tc_query(&hook, &to) && is_tbctl_prog(to.prog_id))
+			h[n++] = (struct hooked){ mode, to.prog_id };
+	}
+	return n;
+}
+
 int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 {
 	if ((a->has_mode && a->mode != cfg->mode) || (a->has_key && a->key != cfg->key)) {
@@ -235,6 +294,16 @@ static int run_attach(const struct cmd_args *args)
 		maps_close(&old);
 		if (err) {
 			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
+			return 1;
+		}
+	}
+	if (!existing) {
+		struct hooked h[4];
+
+		if (hooked_anywhere(ifindex, h)) {
+			out_error("attach dev %s: tbctl's program (id %u, mode %s) is on the device, but its pins "
+				  "are not in %s (bpffs unmounted, or another mount namespace's); detach here "
+				  "removes it", a->dev, h[0].id, mode_names[h[0].mode], TB_PIN_ROOT);
 			return 1;
 		}
 	}
@@ -372,8 +441,66 @@ static __u32 hooked_prog(const struct tb_config *cfg)
 	return id;
 }
 
+/* Take program id off the device's hook for mode: only that program. */
+static int unhook(int ifindex, int mode, __u32 id)
+{
+	int err;
+
+	if (mode <= TB_MODE_XDPGENERIC) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
+
+		/* REPLACE with the old fd: only our program is taken off. */
+		err = bpf_xdp_detach(ifindex, xdp_flags(mode) | XDP_FLAGS_REPLACE, &xo);
+		close(xo.old_prog_fd);
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(ifindex, mode, &hook);
+		err = bpf_tc_detach(&hook, &to);
+	}
+	return err;
+}
+
+/* detach with no pins here: bpffs unmounted, or another mount
+ * namespace's. tbctl's programs found on the device are removed; pins
+ * another bpffs holds stay there (detach there removes them). */
+static int detach_unpinned(const char *dev)
+{
+	struct hooked h[4];
+	int ifindex = if_nametoindex(dev), n = ifindex ? hooked_anywhere(ifindex, h) : 0, rc = 0;
+
+	if (!n) {
+		out_error("detach dev %s: not attached", dev);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		int err = unhook(ifindex, h[i].mode, h[i].id);
+
+		if (err) {
+			out_error("detach dev %s: remove tbctl's program (id %u, mode %s): %s", dev, h[i].id,
+				  mode_names[h[i].mode], strerror(-err));
+			rc = 1;
+		} else {
+			out_warn("detach dev %s: no pins in %s, but tbctl's program (id %u, mode %s) was on the "
+				 "device: removed it (pins another bpffs holds stay there)", dev, TB_PIN_ROOT,
+				 h[i].id, mode_names[h[i].mode]);
+		}
+	}
+	return rc;
+}
+
 /* A pin directory without a config pin: what an attach killed while it
  * pinned its maps leaves. */
+static bool pinned(const char *dev)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	return !stat(dir, &st);
+}
+
 static bool unfinished(const char *dev)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -418,6 +545,11 @@ static int run_detach(const struct cmd_args *a)
 			out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
 		return err != 0;
 	}
+	err = state_open_config(a->dev, &fd);
+	if (err == -ENOENT && !pinned(a->dev))
+		return detach_unpinned(a->dev);
+	if (!err)
+		close(fd);
 	if (open_attached_config("detach", a->dev, &fd))
 		return 1;
 	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
@@ -427,19 +559,8 @@ static int run_detach(const struct cmd_args *a)
 		return 1;
 	}
 	id = if_nametoindex(a->dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
-	if (id && cfg.mode <= TB_MODE_XDPGENERIC) {
-		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
-
-		/* REPLACE with the old fd: only our program is taken off. */
-		err = bpf_xdp_detach(cfg.ifindex, xdp_flags(cfg.mode) | XDP_FLAGS_REPLACE, &xo);
-		close(xo.old_prog_fd);
-	} else if (id) {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
-		err = bpf_tc_detach(&hook, &to);
-	}
+	if (id)
+		err = unhook(cfg.ifindex, cfg.mode, id);
 	/* The qdiscs tbctl made go too, hooked program or not: an attach
 	 * killed before hooking it may have made them already. */
 	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && if_nametoindex(a->dev) == cfg.ifindex) {

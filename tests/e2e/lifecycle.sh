@@ -68,4 +68,25 @@ for mode in xdp xdpgeneric tc-ingress tc-egress; do
 	check "$mode: no pinned state" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 	check "$mode: program $id freed" eventually bash -c "! bpftool prog show id $id >/dev/null 2>&1"
 done
+
+# Where the pins are out of sight (bpffs unmounted in a mount namespace),
+# tbctl still finds its program by the device: attach refuses to stack a
+# second one and says why, detach removes it. The pins stay in the bpffs
+# that holds them, and detach there removes them.
+unpinned() { unshare -m bash -c "umount /sys/fs/bpf && nsenter --net=/var/run/netns/$NS_R $TBCTL $*"; }
+export -f unpinned
+export NS_R TBCTL
+for mode in xdp tc-ingress; do
+	check "$mode: attach" tb attach dev "$DEV_R" mode "$mode"
+	id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
+	check "$mode, bpffs unmounted: attach refuses, naming tbctl's program $id" \
+		bash -c "! unpinned attach dev $DEV_R mode $mode 2>$tmp/err && grep -q \"tbctl's program (id $id, mode $mode) is on the device\" $tmp/err"
+	check "$mode, bpffs unmounted: detach removes program $id" \
+		bash -c "unpinned detach dev $DEV_R 2>$tmp/err && grep -q \"tbctl's program (id $id, mode $mode) was on the device: removed it\" $tmp/err"
+	check "$mode: the program is off the device" [ "$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')" = 0 ]
+	check "$mode, bpffs unmounted: a second detach finds nothing" \
+		bash -c "! unpinned detach dev $DEV_R 2>$tmp/err && grep -q 'not attached' $tmp/err"
+	check "$mode: detach where the pins are removes them" tb detach dev "$DEV_R"
+	check "$mode: nothing left" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
+done
 summary
