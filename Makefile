@@ -1,21 +1,27 @@
 # tbctl: build the BPF objects, their skeletons, tbctl, tools and tests.
 BUILD   ?= build
-ARCH    := $(shell uname -m)
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
 
-# Debian keeps asm/ under the multiarch directory; BPF builds need it.
-ARCH_INC := -I/usr/include/$(ARCH)-linux-gnu
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror $(ARCH_INC) -Ibpf
+# BPF objects are built for no host, but include the host's UAPI headers
+# (asm/ sits in a multiarch folder on Debian): the host compiler's own
+# system include directories, asked of it, searched after everything else.
+SYS_INC := $(shell $(CC) -E -v -x c /dev/null 2>&1 | \
+	awk '/search starts here:/ { on = 1; next } /End of search list/ { on = 0 } on { print "-idirafter " $$1 }')
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf $(SYS_INC)
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD) $(ARCH_INC)
+CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD)
+# Every object lists the headers it read (.d files), so a change rebuilds
+# exactly what depends on it.
+DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
-BPF_HDRS := $(wildcard bpf/*.h)
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c
-TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c $(USER_LIB)
-USER_HDRS := $(wildcard user/*.h)
+TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c
+OBJ     := $(BUILD)/obj
+LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
+TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
@@ -25,31 +31,41 @@ TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 .PHONY: all deps test unit demo bench clean
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
+# A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
+.DELETE_ON_ERROR:
 all: $(TBCTL) $(UNIT) $(PROG) $(TOOLS)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(TBCTL): $(TBCTL_SRC) $(USER_HDRS) $(BPF_HDRS) $(BUILD)/tb.skel.h
-	$(CC) $(CFLAGS) $(TBCTL_SRC) -o $@ $(LDLIBS) -ljson-c
+# The skeletons are generated headers: made before any C that may include
+# them; the .d files then say who does.
+$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BPF_HDRS) $(USER_HDRS) tests/*.h $(USER_LIB) $(BUILD)/tb.skel.h | $(BUILD)/tests
-	$(CC) $(CFLAGS) $< $(USER_LIB) -o $@ $(LDLIBS) -ljson-c
+$(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
-$(PROG): tests/prog/test_prog.c tests/*.h $(USER_LIB) $(USER_HDRS) $(BUILD)/tb.skel.h | $(BUILD)/tests
-	$(CC) $(CFLAGS) $< $(USER_LIB) -o $@ $(LDLIBS) -ljson-c -lpthread
+$(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
-$(BUILD)/tbgen: tools/tbgen.c | $(BUILD)
-	$(CC) $(CFLAGS) $< -o $@
+$(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
 
-$(BUILD)/tbbench: tools/tbbench.c $(USER_LIB) $(USER_HDRS) $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h | $(BUILD)
-	$(CC) $(CFLAGS) $< $(USER_LIB) -o $@ $(LDLIBS) -ljson-c -lpthread -lm
+$(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
+	$(CC) $(CFLAGS) $^ -o $@
+
+$(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Installs what a fresh Debian machine lacks, mounts bpffs, then builds.
 deps:

@@ -5,6 +5,7 @@
 #ifndef TB_CHECK_H
 #define TB_CHECK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,18 +16,23 @@ struct test_case {
 
 static int check_failures;
 
+/* CHECK and CHECK_EQ are expressions: true when the check held, so a
+ * failed precondition can stop its test (if (!CHECK(...)) return;), as
+ * the kernel selftests' ASSERT_* do. */
 #define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
+	({                                                                      \
+		bool held_ = (cond);                                            \
+		if (!held_) {                                                   \
 			fprintf(stderr, "    %s:%d: ", __FILE__, __LINE__);        \
 			fprintf(stderr, __VA_ARGS__);                           \
 			fputc('\n', stderr);                                    \
 			check_failures++;                                       \
 		}                                                               \
-	} while (0)
+		held_;                                                          \
+	})
 
 #define CHECK_EQ(seen, expected, ...)                                           \
-	do {                                                                    \
+	({                                                                      \
 		unsigned long long s_ = (unsigned long long)(seen);             \
 		unsigned long long e_ = (unsigned long long)(expected);         \
 		if (s_ != e_) {                                                 \
@@ -34,7 +40,8 @@ static int check_failures;
 			snprintf(w_, sizeof(w_), __VA_ARGS__);                  \
 			CHECK(0, "%s: expected %llu, saw %llu", w_, e_, s_);    \
 		}                                                               \
-	} while (0)
+		s_ == e_;                                                       \
+	})
 
 static inline int run_tests(const char *suite, const struct test_case *t, int n,
 			    int argc, char **argv)

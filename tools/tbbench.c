@@ -39,6 +39,7 @@
 #include "bench.skel.h"
 #include "bucket.h"
 #include "output.h"
+#include "ruleset.h"
 #include "state.h"
 #include "../tests/packets.h"
 

@@ -95,26 +95,6 @@ static int pins_removable(const char *dev)
 	return 1;
 }
 
-struct tb *open_pinned(const char *dev, __u32 max_addrs)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	struct tb *skel = tb__open();
-	struct bpf_map *map;
-
-	if (!skel)
-		return NULL;
-	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
-	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
-	state_dir(dev, dir, sizeof(dir));
-	mkdir(TB_PIN_ROOT, 0700);
-	bpf_object__for_each_map(map, skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		bpf_map__set_pin_path(map, path);
-	}
-	return skel;
-}
 
 /* Attach prog_fd, atomically replacing our previous program when there is
  * one, so no packet passes unpoliced in between. */
@@ -252,7 +232,7 @@ static int run_attach(const struct cmd_args *args)
 	struct tb_config cfg = {};
 	bool existing, upgrading, own_qdisc = false, new_fq = false;
 	struct tb *skel;
-	int ifindex, err, lock, prog_fd;
+	int ifindex, err, prog_fd;
 	__u32 zero = 0;
 
 	ifindex = if_nametoindex(a->dev);
@@ -260,16 +240,8 @@ static int run_attach(const struct cmd_args *args)
 		out_error("attach dev %s: no such device", a->dev);
 		return 1;
 	}
-	err = bpffs_ensure();
-	if (err) {
-		out_error("attach dev %s: bpffs unavailable at %s: %s", a->dev, TB_BPFFS, strerror(-err));
+	if (device_lock("attach", a->dev, true))
 		return 1;
-	}
-	lock = state_lock(a->dev);
-	if (lock < 0) {
-		out_error("attach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-lock));
-		return 1;
-	}
 	err = state_open(a->dev, &old);
 	if (err == -EPROTO) {
 		out_error("attach dev %s: the pinned maps are another tbctl build's (%s); "
@@ -522,20 +494,8 @@ static int run_detach(const struct cmd_args *a)
 	__u32 id, zero = 0;
 	int err, fd;
 
-	err = bpffs_ensure();
-	if (err) {
-		out_error("detach dev %s: bpffs unavailable at %s: %s", a->dev, TB_BPFFS, strerror(-err));
+	if (device_lock("detach", a->dev, true))
 		return 1;
-	}
-	fd = state_lock(a->dev);
-	if (fd == -ENODEV) {
-		out_error("detach dev %s: not attached (and no such device)", a->dev);
-		return 1;
-	}
-	if (fd < 0) {
-		out_error("detach dev %s: lock %s: %s", a->dev, TB_LOCK_DIR, strerror(-fd));
-		return 1;
-	}
 	if (!pins_removable(a->dev))
 		return 1;
 	if (unfinished(a->dev)) {

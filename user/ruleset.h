@@ -4,21 +4,7 @@
 
 #include "tb_abi.h"
 #include "prefix.h"
-
-/* File descriptors of the datapath's maps, from a skeleton or from pins. */
-#define TB_MAP_FD(name, type, key, value) int name;
-#define TB_MAP_COUNT(name, type, key, value) +1
-enum { TB_N_MAPS = 0 TB_MAPS(TB_MAP_COUNT) };
-
-/* By name, or all at once as fd[], in TB_MAPS order. */
-struct tb_maps {
-	union {
-		struct {
-			TB_MAPS(TB_MAP_FD)
-		};
-		int fd[TB_N_MAPS];
-	};
-};
+#include "state.h"
 
 #define TB_RULE_HASH 16384      /* prefix index buckets, power of two */
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "state.h"
+#include "tb.skel.h"
 
 #define TB_MAP_NAME(name, type, key, value) #name,
 const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };
@@ -50,6 +51,27 @@ int bpffs_ensure(void)
 void state_dir(const char *dev, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, dev);
+}
+
+struct tb *open_pinned(const char *dev, __u32 max_addrs)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct tb *skel = tb__open();
+	struct bpf_map *map;
+
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
+	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
+	state_dir(dev, dir, sizeof(dir));
+	mkdir(TB_PIN_ROOT, 0700);
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		bpf_map__set_pin_path(map, path);
+	}
+	return skel;
 }
 
 int state_lock(const char *dev)

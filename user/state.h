@@ -3,7 +3,23 @@
 #define TB_STATE_H
 
 #include <limits.h>
-#include "ruleset.h"
+#include <stddef.h>
+#include "tb_abi.h"
+
+/* File descriptors of the datapath's maps, from a skeleton or from pins. */
+#define TB_MAP_FD(name, type, key, value) int name;
+#define TB_MAP_COUNT(name, type, key, value) +1
+enum { TB_N_MAPS = 0 TB_MAPS(TB_MAP_COUNT) };
+
+/* By name, or all at once as fd[], in TB_MAPS order. */
+struct tb_maps {
+	union {
+		struct {
+			TB_MAPS(TB_MAP_FD)
+		};
+		int fd[TB_N_MAPS];
+	};
+};
 
 /* Everything tbctl keeps lives under TB_PIN_ROOT/DEV: the maps, pinned by
  * name, so each invocation is stateless and state outlives the CLI. */
@@ -13,6 +29,7 @@
 #define TB_LOCK_DIR "/run/tbctl"
 
 struct bpf_object;
+struct tb;
 
 extern const char *const tb_map_names[];
 extern const int tb_map_count;
@@ -21,6 +38,10 @@ extern const int tb_map_count;
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
 void maps_close(struct tb_maps *m);
 int bpffs_ensure(void);
+/* The BPF object (opened, not loaded) with its maps bound to dev's pins,
+ * which a load reuses when they exist and creates when not; the table and
+ * owed[] sized for max_addrs. */
+struct tb *open_pinned(const char *dev, __u32 max_addrs);
 void state_dir(const char *dev, char *buf, size_t len);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);

@@ -147,11 +147,10 @@ int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, b
 	return parse_dev(cmd, kw_get(kws, "dev"), a);
 }
 
-static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *config, bool lock)
+int device_lock(const char *cmd, const char *dev, bool lock)
 {
-	int err, fd;
+	int err = bpffs_ensure(), fd;
 
-	err = bpffs_ensure();
 	if (err) {
 		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, strerror(-err));
 		return 1;
@@ -165,6 +164,15 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *c
 		out_error("%s dev %s: lock %s: %s", cmd, dev, TB_LOCK_DIR, strerror(-fd));
 		return 1;
 	}
+	return 0;
+}
+
+static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *config, bool lock)
+{
+	int err;
+
+	if (device_lock(cmd, dev, lock))
+		return 1;
 	err = m ? state_open(dev, m) : state_open_config(dev, config);
 	if (err == -ENOENT) {
 		out_error("%s dev %s: not attached", cmd, dev);

@@ -71,10 +71,9 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
 /* Pick value among choices (exact match); -1 after reporting. */
 int choose(const char *cmd, const char *what, const char *value, const char *const *choices);
 
-/* The BPF object (opened, not loaded) with its maps bound to dev's pins,
- * which a load reuses when they exist and creates when not. */
-struct tb;
-struct tb *open_pinned(const char *dev, __u32 max_addrs);
+/* Mount bpffs if needed and, when lock, take dev's lock (held until
+ * exit); reports and returns 1 on error. */
+int device_lock(const char *cmd, const char *dev, bool lock);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
 int parse_command(int argc, char **argv, struct cmd_args *a);
 int require_root(const struct cmd_args *a);

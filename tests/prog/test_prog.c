@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "bucket.h"
 #include "tb.skel.h"
+#include "ruleset.h"
 #include "state.h"
 #include "../packets.h"
 #include "../check.h"
@@ -69,7 +70,8 @@ static int set_spec(const char *prefix, const struct rule_spec *s)
 	char err[128];
 	int id;
 
-	CHECK(prefix_parse(prefix, &p, err, sizeof(err)) == PREFIX_OK, "prefix %s: %s", prefix, err);
+	if (!CHECK(prefix_parse(prefix, &p, err, sizeof(err)) == PREFIX_OK, "prefix %s: %s", prefix, err))
+		return -EINVAL;
 	id = ruleset_set(rs, &p, s);
 	CHECK(id >= 0, "set rule %s: %s", prefix, strerror(-id));
 	return id;
@@ -112,8 +114,8 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 	struct tb_bucket b = {};
 	struct tb_addr a;
 
-	CHECK(!addr_parse(addr, &a), "address %s", addr);
-	CHECK(!bpf_map_lookup_elem(rs->m.buckets, &a, &b), "bucket of %s exists", addr);
+	if (CHECK(!addr_parse(addr, &a), "address %s", addr))
+		CHECK(!bpf_map_lookup_elem(rs->m.buckets, &a, &b), "bucket of %s exists", addr);
 	return b;
 }
 
@@ -477,13 +479,21 @@ static void interrupted_change_resolves_to_the_published_slot(void)
 	prefix_parse("198.18.16.0/24", &p, err, sizeof(err));
 	/* The next tbctl to read the rules: a reader leaves the map alone. */
 	reader = calloc(1, sizeof(*reader));
-	CHECK(reader && !ruleset_read(reader, &rs->m), "a reader reads the rules");
+	if (!CHECK(reader && !ruleset_read(reader, &rs->m), "a reader reads the rules")) {
+		free(reader);
+		teardown();
+		return;
+	}
 	CHECK_EQ(ruleset_find(reader, &p), live, "the reader finds the published slot");
 	CHECK(!reader->rules[stale].in_use, "the reader's copy leaves the stray slot out");
 	CHECK(!bpf_map_lookup_elem(rs->m.rules, &stale, &r) && r.in_use, "the reader retired nothing");
 	free(reader);
 	fresh = calloc(1, sizeof(*fresh));
-	CHECK(fresh && !ruleset_load(fresh, &rs->m), "a writer reads the rules");
+	if (!CHECK(fresh && !ruleset_load(fresh, &rs->m), "a writer reads the rules")) {
+		free(fresh);
+		teardown();
+		return;
+	}
 	CHECK_EQ(ruleset_find(fresh, &p), live, "the published slot is found");
 	CHECK(!bpf_map_lookup_elem(rs->m.rules, &stale, &r) && !r.in_use, "the stray slot is retired");
 	free(fresh);
