@@ -566,7 +566,7 @@ static int status_broken(const char *dev, const char *why, struct json_object *a
 		json_add_str(o, "error", why);
 		json_object_array_add(arr, o);
 	} else {
-		fprintf(stderr, "Error: status dev %s: %s\n", dev, why);
+		out_error("status dev %s: %s", dev, why);
 	}
 	return 1;
 }

@@ -131,6 +131,9 @@ rc=$?
 check "batch with a bad line 40: exit 2 (got $rc)" [ "$rc" = 2 ]
 check "batch: says line 40 ($err)" grep -qF "line 40: rule set: invalid rate \"5mbitz\": unknown unit" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
+# Found by the fuzz run (fuzz.sh): status's failure named no line.
+err=$(printf 'rule list dev %s\nstatus dev nosuch%s\n' "$DEV_R" "$ID" | tb -batch - 2>&1)
+check "batch: a failing status names its line ($err)" grep -qF "Error: line 2: status dev nosuch$ID" <<<"$err"
 printf 'rule set dev %s 198.19.1.0/24 rate 1mbit\n\n# comment\nrule del dev %s 198.19.2.0/24\n' "$DEV_R" "$DEV_R" >"$tmp/batch2"
 err=$(tb -batch "$tmp/batch2" 2>&1)
 check "batch: deleting a rule that will not exist fails at line 4 ($err)" grep -qF "line 4: rule del dev $DEV_R: no rule for 198.19.2.0/24" <<<"$err"

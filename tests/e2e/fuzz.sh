@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# A bounded, seeded fuzz run: argument vectors and -batch files made by
+# mutating valid commands with keywords, values and junk (control bytes,
+# invalid UTF-8, huge numbers, malformed prefixes), run against an attached
+# device. Every run must exit 0, 1 or 2, never by a signal; a failure must
+# say what failed ("Error: ...", or a JSON error under -j), escape what it
+# echoes, and leave the rules and the device exactly as they were; a batch
+# that fails must name its line. FUZZ_SEED, FUZZ_ARGV and FUZZ_BATCH set
+# the seed and the number of runs.
+. "$(dirname "$0")/lib.bash"
+setup
+
+SEED=${FUZZ_SEED:-1}
+NARGV=${FUZZ_ARGV:-2000}
+NBATCH=${FUZZ_BATCH:-200}
+RANDOM=$SEED
+
+check "attach" tb attach dev "$DEV_R" mode xdp
+check "rules to start from" tb -batch - <<EOF
+rule set dev $DEV_R default rate 8mbit burst 16k
+rule set dev $DEV_R 198.18.0.0/24 rate 1mbit
+rule set dev $DEV_R 2001:db8::/64 rate 2mbit scope shared
+EOF
+
+long=$(printf 'x%.0s' {1..5000})
+words=(
+	attach detach status rule set del list show stats reset save apply help -j -p -v -batch
+	dev rate burst cost action scope early horizon mode key qdisc max-addrs addr top sort
+	counters buckets default bytes packets drop mark shape monitor per-address shared on off
+	xdp xdpgeneric tc-ingress tc-egress src dst fq passed dropped
+)
+values=(
+	"$DEV_R" "$DEV_R" "$DEV_R" nosuchdev0 "" 1mbit 8mbit 10kbps 1.5mbit 100kibit 0 -1 1e99
+	18446744073709551616bit 99999999999999999999 0x10mbit 1kbit 16k 1500 1 2m 64k 100ms 0.5s
+	198.18.0.0/24 198.18.1.0/24 198.18.0.9 2001:db8::/64 2001:db8::1 "1.2.3.4/ 24" 1.2.3.4/+24
+	::ffff:0:0/96 2001:db8::/129 198.18.0.0/33 300.1.1.1 "::" 0/0 1024 65536 999999999
+	$'\x1b[31mred' $'a\xffb\xfe' $'tab\there' $'nl\nx' "$long" /nonexistent/file /tmp
+)
+pick() { # ARRAY-NAME: one element at random
+	local -n arr=$1
+	printf '%s' "${arr[RANDOM % ${#arr[@]}]}"
+}
+templates=(
+	"rule set dev $DEV_R 198.18.2.0/24 rate 1mbit"
+	"rule set dev $DEV_R default rate 4mbit burst 32k action mark"
+	"rule del dev $DEV_R 198.18.0.0/24"
+	"rule list dev $DEV_R"
+	"show dev $DEV_R top 5 sort dropped"
+	"show dev $DEV_R addr 198.18.0.10"
+	"stats dev $DEV_R"
+	"status dev $DEV_R"
+	"save dev $DEV_R"
+	"attach dev $DEV_R mode xdp max-addrs 65536"
+	"reset dev $DEV_R counters"
+)
+# mutate: a template with up to two tokens replaced, inserted or dropped,
+# into ARGS.
+mutate() {
+	read -ra ARGS <<<"$(pick templates)"
+	local n=$((RANDOM % 3)) i at
+	for ((i = 0; i < n; i++)); do
+		at=$((RANDOM % (${#ARGS[@]} + 1)))
+		case $((RANDOM % 4)) in
+		0) ARGS[at]=$(pick words) ;;
+		1) ARGS[at]=$(pick values) ;;
+		2) ARGS=("${ARGS[@]:0:at}" "$(pick values)" "${ARGS[@]:at}") ;;
+		3) ARGS=("${ARGS[@]:0:at}" "${ARGS[@]:at+1}") ;;
+		esac
+	done
+	# A detach would end the run's subject: it is exercised elsewhere.
+	[[ " ${ARGS[*]} " == *" detach "* ]] && ARGS=(rule list dev "$DEV_R")
+	return 0
+}
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; }
+# raw: control bytes (other than newline and tab) or invalid UTF-8.
+raw() { LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$1" || ! iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1; }
+
+bad=0 codes=""
+snap=$(state)
+for ((r = 0; r < NARGV; r++)); do
+	mutate
+	timeout 10 nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" "${ARGS[@]}" </dev/null >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	codes+=" $rc"
+	why=""
+	if ((rc > 2)); then
+		why="exit $rc"
+	elif ((rc != 0)); then
+		if ! grep -q '^Error: ' "$tmp/err" && ! jq -e '.error' "$tmp/out" >/dev/null 2>&1; then
+			why="no error message"
+		elif [[ $(state) != "$snap" ]]; then
+			why="failed but changed the state"
+		fi
+	fi
+	if [[ -z $why ]] && { raw "$tmp/err" || { [[ " ${ARGS[*]} " == *" -j "* ]] && raw "$tmp/out"; }; }; then
+		why="raw bytes echoed"
+	fi
+	if [[ -n $why ]]; then
+		bad=$((bad + 1))
+		((bad <= 5)) && printf 'fuzz argv %d (%s): %q\n' "$r" "$why" "${ARGS[@]}" && head -c 300 "$tmp/err"
+	fi
+	((rc == 0)) && snap=$(state)
+done
+summary_codes() { tr ' ' '\n' <<<"$codes" | grep . | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'; }
+check "$NARGV mutated argument vectors (seed $SEED; exits $(summary_codes)): every one exited 0-2 with a clear, escaped error and no half-change" [ "$bad" = 0 ]
+check "the fuzzing reached every exit code" bash -c "grep -q ' 0' <<<'$codes' && grep -q ' 1' <<<'$codes' && grep -q ' 2' <<<'$codes'"
+
+# Batch files: several mutated lines, at times a junk line (a NUL byte, a
+# help, an over-long line). Each must apply whole or not at all.
+bad=0 codes=""
+for ((r = 0; r < NBATCH; r++)); do
+	: >"$tmp/batch"
+	lines=$((1 + RANDOM % 6))
+	for ((l = 0; l < lines; l++)); do
+		case $((RANDOM % 8)) in
+		0) printf 'rule set dev %s 198.18.%d.0/24 rate 1mbit\0x\n' "$DEV_R" $((RANDOM % 250)) >>"$tmp/batch" ;;
+		1) printf 'help\n' >>"$tmp/batch" ;;
+		2) printf 'rule set dev %s default rate %s\n' "$DEV_R" "$long" >>"$tmp/batch" ;;
+		*) mutate; printf '%s\n' "${ARGS[*]}" >>"$tmp/batch" ;;
+		esac
+	done
+	timeout 20 nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" -batch "$tmp/batch" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	codes+=" $rc"
+	why=""
+	if ((rc > 2)); then
+		why="exit $rc"
+	elif ((rc != 0)); then
+		if ! grep -Eq '^Error: (line [0-9]+|-batch)' "$tmp/err"; then
+			why="no line named"
+		elif [[ $(state) != "$snap" ]]; then
+			why="failed but changed the state"
+		fi
+	fi
+	[[ -z $why ]] && raw "$tmp/err" && why="raw bytes echoed"
+	if [[ -n $why ]]; then
+		bad=$((bad + 1))
+		((bad <= 5)) && echo "fuzz batch $r ($why):" && cat -v "$tmp/batch" | head -c 600 && head -c 300 "$tmp/err"
+	fi
+	((rc == 0)) && snap=$(state)
+done
+check "$NBATCH mutated batch files (exits $(summary_codes)): each applied whole or not at all, failures name a line" [ "$bad" = 0 ]
+check "the device is still attached and answering" tb status dev "$DEV_R"
+summary
