@@ -10,8 +10,9 @@ BPFTOOL ?= bpftool
 SYS_INC := $(shell $(CC) -E -v -x c /dev/null 2>&1 | \
 	awk '/search starts here:/ { on = 1; next } /End of search list/ { on = 0 } on { print "-idirafter " $$1 }')
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf $(SYS_INC)
+# CFLAGS is the user's (make CFLAGS=-fsanitize=address keeps the rest).
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD)
+TB_CFLAGS = $(CFLAGS) -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD)
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
 DEPFLAGS = -MMD -MP
@@ -48,22 +49,22 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # them; the .d files then say who does.
 $(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
+	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
+	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
+	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
-	$(CC) $(CFLAGS) $^ -o $@
+	$(CC) $(TB_CFLAGS) $^ -o $@
 
 $(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
+	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

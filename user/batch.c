@@ -19,6 +19,7 @@
 struct batch_line {
 	int lineno;
 	int argc;
+	char *text;     /* the line, split in place: argv points into it */
 	char *argv[BATCH_MAX_WORDS];
 	struct cmd_args a;
 };
@@ -395,23 +396,21 @@ int run_batch(const char *path)
 		l = &lines[n];
 		copy = strdup(buf);
 		l->lineno = lineno;
+		l->text = copy;
 		l->argc = copy ? split_words(copy, l->argv) : -1;
 		if (!copy) {
 			out_error("batch: %s", strerror(ENOMEM));
 			err = 1;
-			break;
-		}
-		if (l->argc < 0) {
+		} else if (l->argc < 0) {
 			out_error("more than %d words", BATCH_MAX_WORDS);
 			err = EXIT_USAGE;
-			break;
+		} else if (l->argc) {
+			err = parse_command(l->argc, l->argv, &l->a);
 		}
-		if (!l->argc)
-			continue;
-		err = parse_command(l->argc, l->argv, &l->a);
-		if (err)
-			break;
-		n++;
+		if (err || !l->argc)
+			free(copy);     /* not kept: an empty line, or the one that failed */
+		else
+			n++;
 	}
 	/* getline's -1 is the end of the file only if the file says so. */
 	if (!err && !feof(f)) {
@@ -477,6 +476,9 @@ int run_batch(const char *path)
 			undo_apply(&undo, lines, i);
 	}
 	undo_free(&undo);
+	for (int i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
 	out.batch_line = 0;
 	return err;
 }

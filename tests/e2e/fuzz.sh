@@ -5,8 +5,9 @@
 # device. Every run must exit 0, 1 or 2, never by a signal; a failure must
 # say what failed ("Error: ...", or a JSON error under -j), escape what it
 # echoes, and leave the rules and the device exactly as they were; a batch
-# that fails must name its line. FUZZ_SEED, FUZZ_ARGV and FUZZ_BATCH set
-# the seed and the number of runs.
+# that fails must name its line. Then a shorter run through a sanitizer
+# build. FUZZ_SEED, FUZZ_ARGV and FUZZ_BATCH set the seed and the number
+# of runs.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -75,11 +76,13 @@ state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(d
 # raw: control bytes (other than newline and tab) or invalid UTF-8.
 raw() { LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$1" || ! iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1; }
 
+# fuzz_argv N BIN: N mutated argument vectors through BIN.
+fuzz_argv() {
 bad=0 codes=""
 snap=$(state)
-for ((r = 0; r < NARGV; r++)); do
+for ((r = 0; r < $1; r++)); do
 	mutate
-	timeout 10 nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" "${ARGS[@]}" </dev/null >"$tmp/out" 2>"$tmp/err"
+	timeout 10 nsenter --net=/var/run/netns/"$NS_R" "$2" "${ARGS[@]}" </dev/null >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	codes+=" $rc"
 	why=""
@@ -101,14 +104,18 @@ for ((r = 0; r < NARGV; r++)); do
 	fi
 	((rc == 0)) && snap=$(state)
 done
+}
 summary_codes() { tr ' ' '\n' <<<"$codes" | grep . | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'; }
+fuzz_argv "$NARGV" "$TBCTL"
 check "$NARGV mutated argument vectors (seed $SEED; exits $(summary_codes)): every one exited 0-2 with a clear, escaped error and no half-change" [ "$bad" = 0 ]
 check "the fuzzing reached every exit code" bash -c "grep -q ' 0' <<<'$codes' && grep -q ' 1' <<<'$codes' && grep -q ' 2' <<<'$codes'"
 
 # Batch files: several mutated lines, at times a junk line (a NUL byte, a
 # help, an over-long line). Each must apply whole or not at all.
+# fuzz_batch N BIN: N mutated batch files through BIN.
+fuzz_batch() {
 bad=0 codes=""
-for ((r = 0; r < NBATCH; r++)); do
+for ((r = 0; r < $1; r++)); do
 	: >"$tmp/batch"
 	lines=$((1 + RANDOM % 6))
 	for ((l = 0; l < lines; l++)); do
@@ -119,7 +126,7 @@ for ((r = 0; r < NBATCH; r++)); do
 		*) mutate; printf '%s\n' "${ARGS[*]}" >>"$tmp/batch" ;;
 		esac
 	done
-	timeout 20 nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" -batch "$tmp/batch" >"$tmp/out" 2>"$tmp/err"
+	timeout 20 nsenter --net=/var/run/netns/"$NS_R" "$2" -batch "$tmp/batch" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	codes+=" $rc"
 	why=""
@@ -139,6 +146,19 @@ for ((r = 0; r < NBATCH; r++)); do
 	fi
 	((rc == 0)) && snap=$(state)
 done
+}
+fuzz_batch "$NBATCH" "$TBCTL"
 check "$NBATCH mutated batch files (exits $(summary_codes)): each applied whole or not at all, failures name a line" [ "$bad" = 0 ]
+
+# The same through a build with AddressSanitizer, UBSan and LeakSanitizer:
+# a report exits 99, which the checks above count as a failure.
+check "an ASan/UBSan build of tbctl" make -s -C "$ROOT" BUILD="$tmp/asan" \
+	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "$tmp/asan/tbctl"
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=exitcode=99
+fuzz_argv 300 "$tmp/asan/tbctl"
+check "300 argument vectors under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
+fuzz_batch 50 "$tmp/asan/tbctl"
+check "50 batch files under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
+unset ASAN_OPTIONS UBSAN_OPTIONS
 check "the device is still attached and answering" tb status dev "$DEV_R"
 summary
