@@ -19,7 +19,8 @@ DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c
-TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c
+TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
+	     user/cmd_metrics.c user/metrics.c user/cmd_top.c
 OBJ     := $(BUILD)/obj
 LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
@@ -29,7 +30,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
-.PHONY: all deps test unit demo bench clean
+.PHONY: all deps test unit demo bench clean install
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
@@ -52,7 +53,7 @@ $(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
-	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
+	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lmicrohttpd -lncursesw -lm
 
 $(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
 	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
@@ -86,6 +87,20 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	tools/bench.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man
+# page, bash completion, the systemd unit and an example configuration.
+PREFIX  ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+install: $(TBCTL)
+	install -D -m 0755 $(TBCTL) $(DESTDIR)$(SBINDIR)/tbctl
+	install -D -m 0644 dist/tbctl.8 $(DESTDIR)$(MANDIR)/man8/tbctl.8
+	install -D -m 0644 dist/tbctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tbctl
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/tbctl@.service >$(DESTDIR)$(UNITDIR)/tbctl@.service
+	install -D -m 0644 dist/example.conf $(DESTDIR)$(PREFIX)/share/doc/tbctl/example.conf
 
 clean:
 	rm -rf $(BUILD)

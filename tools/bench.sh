@@ -223,6 +223,8 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" -
 			  ratio: control("show"; 10000).seconds, limit: 1 },
 			{ name: "show top 10, 65,536 addresses and 10,000 rules, just after a rule change: <= 1 s",
 			  ratio: control("show top 10"; 10000).seconds, limit: 1 },
+			{ name: "a metrics scrape, 65,536 addresses, 10,000 rules, top 100, just after a rule change: <= 1 s",
+			  ratio: control("metrics top 100"; 10000).seconds, limit: 1 },
 			{ name: "10,000-rule -batch: <= 2 s",
 			  ratio: ratio(control("batch of 10000 rules"; 10000).seconds; 2), limit: 1 },
 			{ name: "checking a 100,000-line -batch: <= 2 s",

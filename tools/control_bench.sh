@@ -61,6 +61,8 @@ for rules in 1 1000 10000; do
 	measure "show top 10" 65536 "$rules" "${IN_R[@]}" "$TBCTL" show dev "$DEV_R" top 10
 	tb rule set dev "$DEV_R" default rate 10mbit
 	measure "-j show" 65536 "$rules" "${IN_R[@]}" "$TBCTL" -j show dev "$DEV_R"
+	tb rule set dev "$DEV_R" default rate 10mbit
+	measure "metrics top 100" 65536 "$rules" "${IN_R[@]}" "$TBCTL" metrics dev "$DEV_R" top 100
 	tb detach dev "$DEV_R"
 done
 

@@ -10,10 +10,14 @@ set -euo pipefail
 # qemu, linux-image-amd64 (Debian's stock kernel, with fq, netem and
 # police as modules), busybox-static, kmod, cpio: tests/vm/run; strace: kills
 # tbctl at each of its bpf() calls in the crash tests; time: peak memory in
-# the benchmark.
+# the benchmark; libmicrohttpd: the exporter's HTTP server; prometheus:
+# promtool and a real server scraping the exporter in the tests; curl:
+# scrapes in the tests; ncurses: top's screen; groff, man-db, systemd:
+# checking the installed man page and unit (systemd-analyze verify).
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
-	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time)
+	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time
+	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,6 +31,14 @@ if ((${#missing[@]})); then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
+	# Packaged services (prometheus) are not started: the tests run
+	# their own, on loopback, and stop it.
+	policy=/usr/sbin/policy-rc.d
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod +x "$policy"
+		trap 'rm -f "$policy"' EXIT
+	fi
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 

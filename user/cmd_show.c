@@ -50,36 +50,6 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static bool is_v4_mapped(const struct tb_addr *a)
-{
-	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
-}
-
-/* The rule an address is charged to now: its cached slot while the rule
- * set is unchanged, else what the datapath would find, the longest
- * matching prefix in the tries, or the default. */
-static int rule_of(const struct tb_maps *m, const struct tb_addr *a, const struct tb_bucket *b, __u32 gen)
-{
-	__u32 id;
-	int err;
-
-	if (b && b->gen == gen && b->rule < TB_MAX_RULES && rs.rules[b->rule].in_use)
-		return b->rule;
-	if (is_v4_mapped(a)) {
-		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
-
-		err = bpf_map_lookup_elem(m->prefixes_v4, &k, &id);
-	} else {
-		struct tb_lpm_v6 k = { .prefixlen = 128 };
-
-		memcpy(k.addr, a->w, sizeof(k.addr));
-		err = bpf_map_lookup_elem(m->prefixes_v6, &k, &id);
-	}
-	if (!err && id < TB_MAX_RULES && rs.rules[id].in_use)
-		return id;
-	return ruleset_default(&rs);
-}
-
 static int sort_key;
 
 static __u64 sort_value(const struct row *r)
@@ -169,7 +139,7 @@ static int emit(struct show *sh, const struct row *r)
 static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
 {
 	struct show *sh = ctx;
-	struct row r = { .addr = *a, .rule = rule_of(sh->m, a, b, sh->gen), .b = *b };
+	struct row r = { .addr = *a, .rule = ruleset_rule_of(&rs, sh->m, a, b, sh->gen), .b = *b };
 
 	pending_add(&sh->pending, a, &r.b.c);
 	return emit(sh, &r);
@@ -263,11 +233,11 @@ static int find_one(struct show *sh, struct row *r)
 	memset(r, 0, sizeof(*r));
 	if (!bpf_map_lookup_elem(sh->m->buckets, &a->addr, &r->b)) {
 		r->addr = a->addr;
-		r->rule = rule_of(sh->m, &a->addr, &r->b, sh->gen);
+		r->rule = ruleset_rule_of(&rs, sh->m, &a->addr, &r->b, sh->gen);
 		pending_add(&sh->pending, &a->addr, &r->b.c);
 		return 0;
 	}
-	id = rule_of(sh->m, &a->addr, NULL, sh->gen);
+	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->gen);
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
 		addr_format(&a->addr, buf, sizeof(buf));
 		out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
@@ -358,19 +328,11 @@ static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *c
 
 static int run_stats(const struct cmd_args *a)
 {
-	static const char *const names[] = {
-		"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
-		"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
-		"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
-		"early_dropped_packets", "marked_packets", "delayed_packets",
-	};
 	struct tb_stats s;
 	struct tb_maps m;
 	__u64 tracked = 0, *v = (__u64 *)&s;
 	int err;
 
-	_Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
-		       "a name for every counter");
 	if (open_attached_ro("stats", a->dev, &m))
 		return 1;
 	err = stats_sum(&m, &s);
@@ -385,14 +347,14 @@ static int run_stats(const struct cmd_args *a)
 		struct json_object *o = json_object_new_object();
 
 		json_add_str(o, "dev", a->dev);
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			json_add_u64(o, names[i], v[i]);
+		for (int i = 0; i < tb_stats_count; i++)
+			json_add_u64(o, tb_stats_names[i], v[i]);
 		json_add_u64(o, "addresses_tracked", tracked);
 		out_json(o);
 	} else {
 		printf("%s:\n", a->dev);
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			printf("  %-22s %llu\n", names[i], (unsigned long long)v[i]);
+		for (int i = 0; i < tb_stats_count; i++)
+			printf("  %-22s %llu\n", tb_stats_names[i], (unsigned long long)v[i]);
 		printf("  %-22s %llu\n", "addresses_tracked", (unsigned long long)tracked);
 	}
 	return 0;

@@ -3,6 +3,7 @@
  * pointing at them, and the generation that tells buckets their cached
  * slot may be stale. A published slot is never rewritten, only retired. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -351,4 +352,32 @@ int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct ru
 	}
 	free(sorted);
 	return err;
+}
+
+static bool is_v4_mapped(const struct tb_addr *a)
+{
+	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
+}
+
+int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
+		    const struct tb_bucket *b, __u32 gen)
+{
+	__u32 id;
+	int err;
+
+	if (b && b->gen == gen && b->rule < TB_MAX_RULES && rs->rules[b->rule].in_use)
+		return b->rule;
+	if (is_v4_mapped(a)) {
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
+
+		err = bpf_map_lookup_elem(m->prefixes_v4, &k, &id);
+	} else {
+		struct tb_lpm_v6 k = { .prefixlen = 128 };
+
+		memcpy(k.addr, a->w, sizeof(k.addr));
+		err = bpf_map_lookup_elem(m->prefixes_v6, &k, &id);
+	}
+	if (!err && id < TB_MAX_RULES && rs->rules[id].in_use)
+		return id;
+	return ruleset_default(rs);
 }

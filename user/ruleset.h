@@ -59,5 +59,11 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s);
 int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s, int n);
 /* The default rule's slot, or -1. */
 int ruleset_default(const struct ruleset *rs);
+/* The slot of the rule address a is charged to now (-1: none): b's cached
+ * slot while the rule set is still at generation gen, else what the
+ * datapath would find, the longest matching prefix in m's tries, or the
+ * default. */
+int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
+		    const struct tb_bucket *b, __u32 gen);
 
 #endif

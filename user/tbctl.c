@@ -26,6 +26,7 @@ static const struct command *const commands[] = {
 	&cmd_rule_set, &cmd_rule_del, &cmd_rule_list,
 	&cmd_show, &cmd_stats, &cmd_reset,
 	&cmd_save, &cmd_apply,
+	&cmd_metrics, &cmd_exporter, &cmd_top,
 };
 #define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 

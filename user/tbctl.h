@@ -39,6 +39,14 @@ struct cmd_args {
 	int reset;
 	/* apply */
 	const char *file;
+	/* metrics, exporter: named devices (none: every attached one) */
+	const char *const *devs;
+	int ndevs;
+	const char *listen;
+	/* top (rows in top) */
+	int top_col;
+	__u32 top_count;        /* refreshes before quitting; 0: until q */
+	unsigned int top_interval_ms;
 };
 
 struct command {
@@ -97,6 +105,7 @@ extern const char *const scope_names[];
 extern const struct command cmd_attach, cmd_detach, cmd_status;
 extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
 extern const struct command cmd_show, cmd_stats, cmd_reset;
+extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
 int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
 /* Non-zero (said) when a re-attach asks for another mode, key or table

@@ -25,7 +25,7 @@ EOF
 
 long=$(printf 'x%.0s' {1..5000})
 words=(
-	attach detach status rule set del list show stats reset save apply help -j -p -v -batch
+	attach detach status rule set del list show stats reset save apply help metrics top -j -p -v -batch
 	dev rate burst cost action scope early horizon mode key qdisc max-addrs addr top sort
 	counters buckets default bytes packets drop mark shape monitor per-address shared on off
 	xdp xdpgeneric tc-ingress tc-egress src dst fq passed dropped
@@ -53,6 +53,8 @@ templates=(
 	"save dev $DEV_R"
 	"attach dev $DEV_R mode xdp max-addrs 65536"
 	"reset dev $DEV_R counters"
+	"metrics dev $DEV_R top 3"
+	"top dev $DEV_R -n 1 interval 0.1 sort passed"
 )
 # mutate: a template with up to two tokens replaced, inserted or dropped,
 # into ARGS.
@@ -68,8 +70,12 @@ mutate() {
 		3) ARGS=("${ARGS[@]:0:at}" "${ARGS[@]:at+1}") ;;
 		esac
 	done
-	# A detach would end the run's subject: it is exercised elsewhere.
-	[[ " ${ARGS[*]} " == *" detach "* ]] && ARGS=(rule list dev "$DEV_R")
+	# A detach would end the run's subject, and an exporter runs until it
+	# is stopped: both are exercised elsewhere. top is bounded.
+	local word=""
+	for word in "${ARGS[@]}"; do [[ $word == -* ]] || break; done
+	[[ " ${ARGS[*]} " == *" detach "* || $word == e* ]] && ARGS=(rule list dev "$DEV_R")
+	[[ $word == t* ]] && ARGS+=(-n 1 interval 0.1)
 	return 0
 }
 state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; }

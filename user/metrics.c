@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The Prometheus text format of tbctl's state: per device the global
+ * counters (summed over CPUs), per rule its parameters and the sums of
+ * its addresses' counters, the table's fill, and the top addresses by
+ * dropped bytes. Read lock-free, as show reads: a scrape never waits for
+ * a change nor holds one up, and maps opened before a detach stay
+ * readable until closed, so a scrape sees a device whole or not at all. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include "metrics.h"
+#include "ruleset.h"
+#include "state.h"
+#include "tbctl.h"
+
+#define MAX_DEVS 256
+
+struct rule_sum {
+	struct tb_counters c;
+	__u64 addrs;
+};
+
+struct top_row {
+	struct tb_addr addr;
+	int rule;
+	struct tb_counters c;
+};
+
+/* One device as read at one moment. */
+struct dev_read {
+	char dev[IF_NAMESIZE];
+	bool attached;
+	struct tb_config cfg;
+	struct tb_stats st;
+	__u64 tracked;
+	struct ruleset *rs;
+	struct rule_sum *sum;           /* [TB_MAX_RULES] */
+	struct tb_pending pending;
+	const struct tb_maps *m;
+	struct top_row *top;            /* min-heap on dropped bytes, top_n at most */
+	unsigned int ntop, top_n;
+};
+
+static const char *const stats_help[] = {
+	"Packets passed, within their rule's limit (or delayed by action shape)",
+	"Bytes passed, as frames on the wire",
+	"Packets dropped: over the limit, or by the early congestion signal",
+	"Bytes dropped",
+	"Packets over the limit passed by a monitor rule",
+	"Bytes over the limit passed by a monitor rule",
+	"Packets that matched no rule (passed)",
+	"Bytes that matched no rule (passed)",
+	"Frames that are not IP (passed)",
+	"IPv6 neighbour discovery packets (passed unpoliced)",
+	"Malformed or truncated packets (passed)",
+	"Per-address buckets created",
+	"Packets of dropped_packets dropped by the early signal",
+	"Packets passed with ECN CE set (action mark)",
+	"Packets of passed_packets given a later departure (action shape)",
+};
+_Static_assert(sizeof(stats_help) / sizeof(stats_help[0]) == sizeof(struct tb_stats) / sizeof(__u64),
+	       "help for every counter");
+
+static void put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u64 v)
+{
+	fprintf(f, "%s{dev=\"", name);
+	put_label(f, d->dev);
+	fprintf(f, "\"} %llu\n", (unsigned long long)v);
+}
+
+static void rule_name(const struct dev_read *d, int id, char *buf, size_t len)
+{
+	struct tb_prefix p;
+
+	if (id == ruleset_default(d->rs)) {
+		snprintf(buf, len, "default");
+		return;
+	}
+	rule_prefix(&d->rs->rules[id], &p);
+	prefix_format(&p, buf, len);
+}
+
+static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int id, __u64 v)
+{
+	char rule[64];
+
+	rule_name(d, id, rule, sizeof(rule));
+	fprintf(f, "%s{dev=\"", name);
+	put_label(f, d->dev);
+	fprintf(f, "\",rule=\"%s\",action=\"%s\"} %llu\n", rule, action_names[d->rs->rules[id].action],
+		(unsigned long long)v);
+}
+
+static void top_sift_down(struct top_row *v, unsigned int n, unsigned int i)
+{
+	for (;;) {
+		unsigned int l = 2 * i + 1, r = l + 1, m = i;
+		struct top_row t;
+
+		if (l < n && v[l].c.dropped_bytes < v[m].c.dropped_bytes)
+			m = l;
+		if (r < n && v[r].c.dropped_bytes < v[m].c.dropped_bytes)
+			m = r;
+		if (m == i)
+			return;
+		t = v[i];
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+static void top_offer(struct dev_read *d, const struct top_row *r)
+{
+	unsigned int i;
+
+	if (d->ntop < d->top_n) {
+		for (i = d->ntop++; i && r->c.dropped_bytes < d->top[(i - 1) / 2].c.dropped_bytes; i = (i - 1) / 2)
+			d->top[i] = d->top[(i - 1) / 2];
+		d->top[i] = *r;
+	} else if (d->top_n && r->c.dropped_bytes > d->top[0].c.dropped_bytes) {
+		d->top[0] = *r;
+		top_sift_down(d->top, d->ntop, 0);
+	}
+}
+
+static void add_counters(struct tb_counters *to, const struct tb_counters *c)
+{
+	to->passed_packets += c->passed_packets;
+	to->passed_bytes += c->passed_bytes;
+	to->dropped_packets += c->dropped_packets;
+	to->dropped_bytes += c->dropped_bytes;
+	to->monitored_packets += c->monitored_packets;
+	to->monitored_bytes += c->monitored_bytes;
+}
+
+static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+{
+	struct dev_read *d = ctx;
+	struct top_row r = { .addr = *a, .c = b->c };
+
+	pending_add(&d->pending, a, &r.c);
+	r.rule = ruleset_rule_of(d->rs, d->m, a, b, d->cfg.gen);
+	d->tracked++;
+	if (r.rule >= 0) {
+		add_counters(&d->sum[r.rule].c, &r.c);
+		d->sum[r.rule].addrs++;
+	}
+	if (r.c.dropped_bytes)
+		top_offer(d, &r);
+	return 0;
+}
+
+/* The device's maps, read in the order show reads them. -ENOENT (and
+ * not attached) when there are no pins, or another build's. */
+static int read_dev(struct dev_read *d)
+{
+	struct tb_maps m;
+	int err = state_open(d->dev, &m);
+
+	if (err)
+		return err == -ENOENT || err == -EPROTO || err == -ESTALE ? 0 : err;
+	d->m = &m;
+	err = state_read_config(&m, &d->cfg);
+	if (!err && !d->cfg.attached)
+		goto out;
+	if (!err)
+		err = ruleset_read(d->rs, &m);
+	if (!err)
+		err = pending_read(&m, &d->pending);
+	if (!err)
+		err = stats_sum(&m, &d->st);
+	if (!err)
+		err = buckets_foreach(&m, read_bucket, d);
+	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
+		__u32 slot = d->rs->rules[id].shared;
+		struct tb_shared sh;
+
+		if (!d->rs->rules[id].in_use || d->rs->rules[id].scope != TB_SCOPE_SHARED)
+			continue;
+		if (bpf_map_lookup_elem_flags(m.shared, &slot, &sh, BPF_F_LOCK))
+			err = -errno;
+		else
+			d->sum[id].c = sh.b.c;
+	}
+	d->attached = !err;
+out:
+	d->m = NULL;
+	maps_close(&m);
+	return err;
+}
+
+/* Every family, over every device that was read. */
+static void write_families(FILE *f, struct dev_read *d, int n)
+{
+	static const char *const sums[] = { "passed_packets", "passed_bytes", "dropped_packets",
+					     "dropped_bytes", "monitored_packets", "monitored_bytes" };
+	char name[96], help[160];
+
+	family(f, "tbctl_device_attached", "gauge", "1 when tbctl polices the device, 0 when a named one is not");
+	for (int i = 0; i < n; i++)
+		sample_dev(f, "tbctl_device_attached", &d[i], d[i].attached);
+	family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
+	for (int i = 0; i < n; i++)
+		if (d[i].attached)
+			sample_dev(f, "tbctl_addresses_tracked", &d[i], d[i].tracked);
+	family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
+	for (int i = 0; i < n; i++)
+		if (d[i].attached)
+			sample_dev(f, "tbctl_addresses_max", &d[i], d[i].cfg.max_addrs);
+	for (int k = 0; k < tb_stats_count; k++) {
+		snprintf(name, sizeof(name), "tbctl_%s_total", tb_stats_names[k]);
+		family(f, name, "counter", stats_help[k]);
+		for (int i = 0; i < n; i++)
+			if (d[i].attached)
+				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
+	}
+
+	/* Rule parameters, in the unit the rule counts. */
+	for (int cost = TB_COST_BYTES; cost <= TB_COST_PACKETS; cost++) {
+		const char *unit = cost == TB_COST_BYTES ? "bytes" : "packets";
+
+		snprintf(name, sizeof(name), "tbctl_rule_rate_%s_per_second", unit);
+		snprintf(help, sizeof(help), "A rule's rate, for rules that count %s", unit);
+		family(f, name, "gauge", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].cost == cost)
+					sample_rule(f, name, &d[i], id, d[i].rs->rules[id].r.rate);
+		snprintf(name, sizeof(name), "tbctl_rule_burst_%s", unit);
+		snprintf(help, sizeof(help), "A rule's burst, for rules that count %s", unit);
+		family(f, name, "gauge", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].cost == cost)
+					sample_rule(f, name, &d[i], id, d[i].rs->rules[id].burst);
+	}
+	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
+	for (int i = 0; i < n; i++)
+		for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+			if (d[i].rs->rules[id].in_use)
+				sample_rule(f, "tbctl_rule_addresses", &d[i], id, d[i].sum[id].addrs);
+	for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++) {
+		snprintf(name, sizeof(name), "tbctl_rule_%s_total", sums[k]);
+		snprintf(help, sizeof(help), "%s of the rule's tracked addresses, or of its shared bucket "
+			 "(an evicted or reset address takes its share along)", sums[k]);
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+				if (d[i].rs->rules[id].in_use)
+					sample_rule(f, name, &d[i], id, ((const __u64 *)&d[i].sum[id].c)[k]);
+	}
+
+	/* The top addresses by dropped bytes: one series each. */
+	for (size_t k = 0; k < 4; k++) {
+		bool any = false;
+
+		for (int i = 0; i < n; i++)
+			any |= d[i].ntop > 0;
+		if (!any)
+			break;
+		snprintf(name, sizeof(name), "tbctl_address_%s_total", sums[k]);
+		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", sums[k]);
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (unsigned int t = 0; t < d[i].ntop; t++) {
+				const struct top_row *r = &d[i].top[t];
+				char addr[INET6_ADDRSTRLEN], rule[64] = "none";
+
+				addr_format(&r->addr, addr, sizeof(addr));
+				if (r->rule >= 0)
+					rule_name(&d[i], r->rule, rule, sizeof(rule));
+				fprintf(f, "%s{dev=\"", name);
+				put_label(f, d[i].dev);
+				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,
+					(unsigned long long)((const __u64 *)&r->c)[k]);
+			}
+	}
+}
+
+static int attached_devices(char (*names)[IF_NAMESIZE], int max)
+{
+	DIR *dir = opendir(TB_PIN_ROOT);
+	struct dirent *e;
+	int n = 0;
+
+	while (dir && n < max && (e = readdir(dir)))
+		if (e->d_name[0] != '.' && strlen(e->d_name) < IF_NAMESIZE)
+			strcpy(names[n++], e->d_name);
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
+{
+	static char found[MAX_DEVS][IF_NAMESIZE];
+	struct dev_read *d;
+	int err = 0;
+
+	if (!n) {
+		n = attached_devices(found, MAX_DEVS);
+		devs = NULL;
+	}
+	d = calloc(n ? n : 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (int i = 0; i < n && !err; i++) {
+		snprintf(d[i].dev, sizeof(d[i].dev), "%s", devs ? devs[i] : found[i]);
+		d[i].rs = calloc(1, sizeof(*d[i].rs));
+		d[i].sum = calloc(TB_MAX_RULES, sizeof(*d[i].sum));
+		d[i].top_n = top;
+		d[i].top = calloc(top ? top : 1, sizeof(*d[i].top));
+		if (!d[i].rs || !d[i].sum || !d[i].top)
+			err = -ENOMEM;
+		else
+			err = read_dev(&d[i]);
+	}
+	if (!err) {
+		int shown = 0;
+
+		/* Found by the pin directory alone: listed only when attached. */
+		for (int i = 0; i < n; i++) {
+			if (devs || d[i].attached) {
+				d[shown++] = d[i];
+				continue;
+			}
+			free(d[i].rs);
+			free(d[i].sum);
+			free(d[i].top);
+			pending_free(&d[i].pending);
+		}
+		write_families(out, d, shown);
+		n = shown;
+		err = fflush(out) || ferror(out) ? -EIO : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		free(d[i].rs);
+		free(d[i].sum);
+		free(d[i].top);
+		pending_free(&d[i].pending);
+	}
+	free(d);
+	return err;
+}
