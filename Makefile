@@ -18,7 +18,7 @@ TB_CFLAGS = $(CFLAGS) -Wall -Wextra -Werror -Wno-missing-field-initializers -std
 DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
-USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c
+USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c
 OBJ     := $(BUILD)/obj
@@ -26,7 +26,8 @@ LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 
 TBCTL   := $(BUILD)/tbctl
-UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units
+UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
+	   $(BUILD)/tests/test_heap
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 

@@ -9,7 +9,8 @@ B=${BUILD:-build}
 
 vm_stage() { tests/vm/run --timeout 900 -- tests/vm/stage.sh; }
 
-suites=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_prog")
+suites=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_heap"
+	"$B/tests/test_prog")
 for t in tests/e2e/*.sh; do
 	[[ -e $t ]] && suites+=("$t")
 done

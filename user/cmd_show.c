@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "bucket.h"
 #include "tb.skel.h"
+#include "heap.h"
 #include "output.h"
 #include "state.h"
 #include "tbctl.h"
@@ -74,40 +75,6 @@ static int by_value_desc(const void *x, const void *y)
 
 static void print_row(struct show *sh, const struct row *r);
 
-/* The top N: a heap whose root is the row listed last. */
-static void heap_sift_down(struct row *v, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct row t;
-
-		if (l < n && by_value_desc(&v[l], &v[m]) > 0)
-			m = l;
-		if (r < n && by_value_desc(&v[r], &v[m]) > 0)
-			m = r;
-		if (m == i)
-			return;
-		t = v[i];
-		v[i] = v[m];
-		v[m] = t;
-		i = m;
-	}
-}
-
-static void heap_push(struct row *v, size_t n, const struct row *r)
-{
-	size_t i = n;
-
-	v[i] = *r;
-	while (i && by_value_desc(&v[i], &v[(i - 1) / 2]) > 0) {
-		struct row t = v[i];
-
-		v[i] = v[(i - 1) / 2];
-		v[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
 static int emit(struct show *sh, const struct row *r)
 {
 	if (sh->stream) {
@@ -115,12 +82,7 @@ static int emit(struct show *sh, const struct row *r)
 		return 0;
 	}
 	if (sh->a->top) {
-		if (sh->n < sh->a->top) {
-			heap_push(sh->v, sh->n++, r);
-		} else if (by_value_desc(r, &sh->v[0]) < 0) {
-			sh->v[0] = *r;
-			heap_sift_down(sh->v, sh->n, 0);
-		}
+		heap_offer(sh->v, &sh->n, sh->a->top, sizeof(*r), r, by_value_desc);
 		return 0;
 	}
 	if (sh->n == sh->cap) {

@@ -397,7 +397,8 @@ static int run_top(const struct cmd_args *a)
 			break;
 		rates(s, prev);
 		t = totals_of(s, prev);
-		qsort(s->v, s->n, sizeof(*s->v), by_column);
+		if (s->n)       /* qsort's pointer must not be NULL */
+			qsort(s->v, s->n, sizeof(*s->v), by_column);
 		if (out.json) {
 			print_json(a->dev, s, &t, rows);
 		} else if (screen) {

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
+#include "heap.h"
 #include "metrics.h"
 #include "ruleset.h"
 #include "state.h"
@@ -42,8 +43,8 @@ struct dev_read {
 	struct rule_sum *sum;           /* [TB_MAX_RULES] */
 	struct tb_pending pending;
 	const struct tb_maps *m;
-	struct top_row *top;            /* min-heap on dropped bytes, top_n at most */
-	unsigned int ntop, top_n;
+	struct top_row *top;            /* heap.h, top_n at most */
+	size_t ntop, top_n;
 };
 
 static const char *const stats_help[] = {
@@ -113,37 +114,12 @@ static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int
 		(unsigned long long)v);
 }
 
-static void top_sift_down(struct top_row *v, unsigned int n, unsigned int i)
+/* Listing order of the top addresses: most dropped bytes first. */
+static int by_dropped_desc(const void *x, const void *y)
 {
-	for (;;) {
-		unsigned int l = 2 * i + 1, r = l + 1, m = i;
-		struct top_row t;
+	__u64 a = ((const struct top_row *)x)->c.dropped_bytes, b = ((const struct top_row *)y)->c.dropped_bytes;
 
-		if (l < n && v[l].c.dropped_bytes < v[m].c.dropped_bytes)
-			m = l;
-		if (r < n && v[r].c.dropped_bytes < v[m].c.dropped_bytes)
-			m = r;
-		if (m == i)
-			return;
-		t = v[i];
-		v[i] = v[m];
-		v[m] = t;
-		i = m;
-	}
-}
-
-static void top_offer(struct dev_read *d, const struct top_row *r)
-{
-	unsigned int i;
-
-	if (d->ntop < d->top_n) {
-		for (i = d->ntop++; i && r->c.dropped_bytes < d->top[(i - 1) / 2].c.dropped_bytes; i = (i - 1) / 2)
-			d->top[i] = d->top[(i - 1) / 2];
-		d->top[i] = *r;
-	} else if (d->top_n && r->c.dropped_bytes > d->top[0].c.dropped_bytes) {
-		d->top[0] = *r;
-		top_sift_down(d->top, d->ntop, 0);
-	}
+	return a < b ? 1 : a > b ? -1 : 0;
 }
 
 static void add_counters(struct tb_counters *to, const struct tb_counters *c)
@@ -169,7 +145,7 @@ static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void 
 		d->sum[r.rule].addrs++;
 	}
 	if (r.c.dropped_bytes)
-		top_offer(d, &r);
+		heap_offer(d->top, &d->ntop, d->top_n, sizeof(r), &r, by_dropped_desc);
 	return 0;
 }
 
@@ -194,6 +170,8 @@ static int read_dev(struct dev_read *d)
 		err = stats_sum(&m, &d->st);
 	if (!err)
 		err = buckets_foreach(&m, read_bucket, d);
+	if (!err && d->ntop)
+		qsort(d->top, d->ntop, sizeof(*d->top), by_dropped_desc);
 	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
 		__u32 slot = d->rs->rules[id].shared;
 		struct tb_shared sh;
@@ -285,7 +263,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", sums[k]);
 		family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
-			for (unsigned int t = 0; t < d[i].ntop; t++) {
+			for (size_t t = 0; t < d[i].ntop; t++) {
 				const struct top_row *r = &d[i].top[t];
 				char addr[INET6_ADDRSTRLEN], rule[64] = "none";
 

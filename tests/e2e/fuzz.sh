@@ -106,7 +106,8 @@ for ((r = 0; r < $1; r++)); do
 	fi
 	if [[ -n $why ]]; then
 		bad=$((bad + 1))
-		((bad <= 5)) && printf 'fuzz argv %d (%s): %q\n' "$r" "$why" "${ARGS[@]}" && head -c 300 "$tmp/err"
+		((bad <= 5)) && printf 'fuzz argv %d (%s):' "$r" "$why" && printf ' %q' "${ARGS[@]}" && echo &&
+			head -c 300 "$tmp/err"
 	fi
 	((rc == 0)) && snap=$(state)
 done
