@@ -82,35 +82,45 @@ state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(d
 # raw: control bytes (other than newline and tab) or invalid UTF-8.
 raw() { LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$1" || ! iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1; }
 
-# fuzz_argv N BIN: N mutated argument vectors through BIN.
-fuzz_argv() {
-bad=0 codes=""
-snap=$(state)
-for ((r = 0; r < $1; r++)); do
-	mutate
-	timeout 10 nsenter --net=/var/run/netns/"$NS_R" "$2" "${ARGS[@]}" </dev/null >"$tmp/out" 2>"$tmp/err"
-	rc=$?
+# judge RC SAID...: sets why to the check the run that exited RC fails
+# (empty when it passes); SAID is a command that succeeds when the run
+# named its error. A passing run's state becomes the new reference.
+judge() {
+	local rc=$1
+	shift
 	codes+=" $rc"
 	why=""
 	if ((rc > 2)); then
 		why="exit $rc"
-	elif ((rc != 0)); then
-		if ! grep -q '^Error: ' "$tmp/err" && ! jq -e '.error' "$tmp/out" >/dev/null 2>&1; then
-			why="no error message"
-		elif [[ $(state) != "$snap" ]]; then
-			why="failed but changed the state"
-		fi
-	fi
-	if [[ -z $why ]] && { raw "$tmp/err" || { [[ " ${ARGS[*]} " == *" -j "* ]] && raw "$tmp/out"; }; }; then
+	elif ((rc != 0)) && ! "$@"; then
+		why="no error named"
+	elif ((rc != 0)) && [[ $(state) != "$snap" ]]; then
+		why="failed but changed the state"
+	elif raw "$tmp/err"; then
 		why="raw bytes echoed"
 	fi
-	if [[ -n $why ]]; then
+	((rc == 0)) && snap=$(state)
+	return 0
+}
+said_argv() { grep -q '^Error: ' "$tmp/err" || jq -e '.error' "$tmp/out" >/dev/null 2>&1; }
+said_batch() { grep -Eq '^Error: (line [0-9]+|-batch)' "$tmp/err"; }
+
+# fuzz_argv N BIN: N mutated argument vectors through BIN.
+fuzz_argv() {
+	bad=0 codes=""
+	snap=$(state)
+	for ((r = 0; r < $1; r++)); do
+		mutate
+		timeout 10 nsenter --net=/var/run/netns/"$NS_R" "$2" "${ARGS[@]}" </dev/null >"$tmp/out" 2>"$tmp/err"
+		judge $? said_argv
+		if [[ -z $why && " ${ARGS[*]} " == *" -j "* ]] && raw "$tmp/out"; then
+			why="raw bytes in JSON"
+		fi
+		[[ -n $why ]] || continue
 		bad=$((bad + 1))
 		((bad <= 5)) && printf 'fuzz argv %d (%s):' "$r" "$why" && printf ' %q' "${ARGS[@]}" && echo &&
 			head -c 300 "$tmp/err"
-	fi
-	((rc == 0)) && snap=$(state)
-done
+	done
 }
 summary_codes() { tr ' ' '\n' <<<"$codes" | grep . | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'; }
 fuzz_argv "$NARGV" "$TBCTL"
@@ -121,38 +131,24 @@ check "the fuzzing reached every exit code" bash -c "grep -q ' 0' <<<'$codes' &&
 # help, an over-long line). Each must apply whole or not at all.
 # fuzz_batch N BIN: N mutated batch files through BIN.
 fuzz_batch() {
-bad=0 codes=""
-for ((r = 0; r < $1; r++)); do
-	: >"$tmp/batch"
-	lines=$((1 + RANDOM % 6))
-	for ((l = 0; l < lines; l++)); do
-		case $((RANDOM % 8)) in
-		0) printf 'rule set dev %s 198.18.%d.0/24 rate 1mbit\0x\n' "$DEV_R" $((RANDOM % 250)) >>"$tmp/batch" ;;
-		1) printf 'help\n' >>"$tmp/batch" ;;
-		2) printf 'rule set dev %s default rate %s\n' "$DEV_R" "$long" >>"$tmp/batch" ;;
-		*) mutate; printf '%s\n' "${ARGS[*]}" >>"$tmp/batch" ;;
-		esac
-	done
-	timeout 20 nsenter --net=/var/run/netns/"$NS_R" "$2" -batch "$tmp/batch" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	codes+=" $rc"
-	why=""
-	if ((rc > 2)); then
-		why="exit $rc"
-	elif ((rc != 0)); then
-		if ! grep -Eq '^Error: (line [0-9]+|-batch)' "$tmp/err"; then
-			why="no line named"
-		elif [[ $(state) != "$snap" ]]; then
-			why="failed but changed the state"
-		fi
-	fi
-	[[ -z $why ]] && raw "$tmp/err" && why="raw bytes echoed"
-	if [[ -n $why ]]; then
+	bad=0 codes=""
+	snap=$(state)
+	for ((r = 0; r < $1; r++)); do
+		: >"$tmp/batch"
+		for ((l = 1 + RANDOM % 6; l > 0; l--)); do
+			case $((RANDOM % 8)) in
+			0) printf 'rule set dev %s 198.18.%d.0/24 rate 1mbit\0x\n' "$DEV_R" $((RANDOM % 250)) >>"$tmp/batch" ;;
+			1) printf 'help\n' >>"$tmp/batch" ;;
+			2) printf 'rule set dev %s default rate %s\n' "$DEV_R" "$long" >>"$tmp/batch" ;;
+			*) mutate; printf '%s\n' "${ARGS[*]}" >>"$tmp/batch" ;;
+			esac
+		done
+		timeout 20 nsenter --net=/var/run/netns/"$NS_R" "$2" -batch "$tmp/batch" >"$tmp/out" 2>"$tmp/err"
+		judge $? said_batch
+		[[ -n $why ]] || continue
 		bad=$((bad + 1))
 		((bad <= 5)) && echo "fuzz batch $r ($why):" && cat -v "$tmp/batch" | head -c 600 && head -c 300 "$tmp/err"
-	fi
-	((rc == 0)) && snap=$(state)
-done
+	done
 }
 fuzz_batch "$NBATCH" "$TBCTL"
 check "$NBATCH mutated batch files (exits $(summary_codes)): each applied whole or not at all, failures name a line" [ "$bad" = 0 ]

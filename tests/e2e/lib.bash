@@ -50,6 +50,13 @@ show_field() { # ADDR FIELD [tb|tbs] [DEV]
 	"${3:-tb}" -j show dev "${4:-$DEV_R}" addr "$1" 2>/dev/null | jq -r ".[0].$2 // 0"
 }
 
+# window_bound SENT RATE BURST FRAME: b + r*T plus one frame, in bytes,
+# T from the first datagram tbgen sent to the last (the elapsed line of
+# its output, SENT) and 5 ms for the last to reach the receiver's hook.
+window_bound() {
+	awk -v r="$2" -v b="$3" -v f="$4" '$1 == "elapsed" { printf "%d", b + r * ($2 + 0.005) + f }' "$1"
+}
+
 # Integer arithmetic helpers for bounds.
 between() { # LOW VALUE HIGH
 	[[ $1 -le $2 && $2 -le $3 ]]

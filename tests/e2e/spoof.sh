@@ -41,10 +41,7 @@ created=$(tb -j stats dev "$DEV_R" | jq .buckets_created)
 check "the flood ran ($flood frames) and churned the table ($created buckets created)" \
 	[ "$flood" -gt 100000 -a "$created" -gt 20000 ]
 got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
-secs=$(awk '$1 == "elapsed" { print $2 }' "$tmp/sent")
-# T: from the first datagram sent to the last, and 5 ms for the last to
-# reach the receiver's XDP hook.
-bound=$(awk -v s="$secs" -v r=$RATE -v b=$BURST -v f=$FRAME 'BEGIN { printf "%d", b + r * (s + 0.005) + f }')
+bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
 check "the real source was policed (${got:-0} datagrams received)" [ "${got:-0}" -gt 5000 ]
 check "the real source admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound" \
 	[ "$((${got:-0} * FRAME))" -le "$bound" ]
@@ -86,11 +83,9 @@ wait "$recv"
 
 got=$(awk '$1 == "198.18.0.11" { print $2 }' "$tmp/recv2")
 sent=$(awk '$1 == "198.18.0.11" { print $3 }' "$tmp/sent2")
-secs=$(awk '$1 == "elapsed" { print $2 }' "$tmp/sent2")
 evicted=$(cat "$tmp/evicted")
 frame=$((SPARSE_PAYLOAD + 42))
-bound=$(awk -v s="$secs" -v r=$SPARSE_RATE -v b=$SPARSE_BURST -v f=$frame \
-	'BEGIN { printf "%d", b + r * (s + 0.005) + f }')
+bound=$(window_bound "$tmp/sent2" $SPARSE_RATE $SPARSE_BURST $frame)
 check "the sparse source sent ${sent:-0} datagrams and got ${got:-0} through" \
 	[ "${sent:-0}" -ge 70 -a "${got:-0}" -ge 5 ]
 check "its bucket was evicted and re-created ${evicted:-0} times" [ "${evicted:-0}" -ge 20 ]

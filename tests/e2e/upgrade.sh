@@ -61,8 +61,7 @@ check "the upgraded device has owed[] and a healthy status" \
 	bash -c "[ -e /sys/fs/bpf/tbctl/$DEV_R/owed ] && nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
 
 got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
-secs=$(awk '$1 == "elapsed" { print $2 }' "$tmp/sent")
-bound=$(awk -v s="$secs" -v r=$RATE -v b=$BURST -v f=$FRAME 'BEGIN { printf "%d", b + r * (s + 0.005) + f }')
+bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
 check "the capped source got ${got:-0} datagrams through" [ "${got:-0}" -gt 5000 ]
 check "across the upgrade it admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound (a fresh bucket would add a burst)" \
 	[ "$((${got:-0} * FRAME))" -le "$bound" ]
