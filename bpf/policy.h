@@ -294,8 +294,8 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			 * as a real one and push it out. The bucket starts
 			 * from what an evicted one of its slot still owes. */
 			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
-			__u64 *slot = tb_owed_slot(cfg, key);
 
+			slot = tb_owed_slot(cfg, key);
 			stripe = tb_lock_index(key);
 			lk = bpf_map_lookup_elem(&locks, &stripe);
 			if (!lk)

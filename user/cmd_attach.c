@@ -352,9 +352,9 @@ static int run_attach(const struct cmd_args *args)
 	} else {
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
 					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
-		cfg.owed_shift = state_owed_shift(cfg.max_addrs);
 		cfg.layout = TB_LAYOUT;
 	}
+	/* Fields later layouts added (owed_shift), fresh or upgraded alike. */
 	upgrade_config(&cfg);
 	/* Config first: the new program may see packets the moment it is
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl
