@@ -22,10 +22,8 @@ static void save_rule(const char *dev, const struct tb_rule *r)
 {
 	int pk = r->cost == TB_COST_PACKETS;
 	char p[64], horizon[32];
-	struct tb_prefix pf;
 
-	rule_prefix(r, &pf);
-	prefix_format(&pf, p, sizeof(p));
+	rule_format(r, p, sizeof(p));
 	printf("rule set dev %s %s rate %llu%s burst %llu%s cost %s action %s scope %s", dev, p,
 	       (unsigned long long)r->r.rate, pk ? "pps" : "bps", (unsigned long long)r->burst, pk ? "" : "b",
 	       cost_names[r->cost], action_names[r->action], scope_names[r->scope]);

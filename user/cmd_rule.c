@@ -182,11 +182,9 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 {
 	struct json_object *o = json_object_new_object();
 	int pk = r->cost == TB_COST_PACKETS;
-	struct tb_prefix p;
 	char buf[64];
 
-	rule_prefix(r, &p);
-	prefix_format(&p, buf, sizeof(buf));
+	rule_format(r, buf, sizeof(buf));
 	json_add_str(o, "prefix", buf);
 	json_add_u64(o, pk ? "rate_packets_per_sec" : "rate_bytes_per_sec", r->r.rate);
 	json_add_u64(o, pk ? "burst_packets" : "burst_bytes", r->burst);
@@ -236,14 +234,12 @@ static int run_rule_list(const struct cmd_args *a)
 		const struct tb_rule *r = &rs.rules[order[i]];
 		int pk = r->cost == TB_COST_PACKETS;
 		char p[64], rate[32], burst[32], horizon[32];
-		struct tb_prefix pf;
 
 		if (out.json) {
 			rule_json(r, arr);
 			continue;
 		}
-		rule_prefix(r, &pf);
-		prefix_format(&pf, p, sizeof(p));
+		rule_format(r, p, sizeof(p));
 		format_rate(r->r.rate, pk, rate, sizeof(rate));
 		format_size(r->burst, pk, burst, sizeof(burst));
 		printf("%s rate %s burst %s cost %s action %s scope %s", p, rate, burst,

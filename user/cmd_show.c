@@ -150,10 +150,7 @@ static void print_row(struct show *sh, const struct row *r)
 
 	addr_format(&r->addr, addr, sizeof(addr));
 	if (rule) {
-		struct tb_prefix p;
-
-		rule_prefix(rule, &p);
-		prefix_format(&p, rname, sizeof(rname));
+		rule_format(rule, rname, sizeof(rname));
 		if (r->shared)
 			strcpy(addr, rname);
 		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, sh->now, &rule->r) / TB_NANO : rule->burst;

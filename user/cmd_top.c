@@ -219,18 +219,10 @@ static void rate_text(double bps, char *buf, size_t len)
 
 static void rule_text(const struct snapshot *s, int id, char *buf, size_t len)
 {
-	struct tb_prefix p;
-
-	if (id < 0) {
+	if (id < 0)
 		snprintf(buf, len, "-");
-		return;
-	}
-	if (id == ruleset_default(s->rs)) {
-		snprintf(buf, len, "default");
-		return;
-	}
-	rule_prefix(&s->rs->rules[id], &p);
-	prefix_format(&p, buf, len);
+	else
+		rule_format(&s->rs->rules[id], buf, len);
 }
 
 struct totals {

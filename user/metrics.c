@@ -91,23 +91,11 @@ static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u6
 	fprintf(f, "\"} %llu\n", (unsigned long long)v);
 }
 
-static void rule_name(const struct dev_read *d, int id, char *buf, size_t len)
-{
-	struct tb_prefix p;
-
-	if (id == ruleset_default(d->rs)) {
-		snprintf(buf, len, "default");
-		return;
-	}
-	rule_prefix(&d->rs->rules[id], &p);
-	prefix_format(&p, buf, len);
-}
-
 static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int id, __u64 v)
 {
 	char rule[64];
 
-	rule_name(d, id, rule, sizeof(rule));
+	rule_format(&d->rs->rules[id], rule, sizeof(rule));
 	fprintf(f, "%s{dev=\"", name);
 	put_label(f, d->dev);
 	fprintf(f, "\",rule=\"%s\",action=\"%s\"} %llu\n", rule, action_names[d->rs->rules[id].action],
@@ -269,7 +257,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 
 				addr_format(&r->addr, addr, sizeof(addr));
 				if (r->rule >= 0)
-					rule_name(&d[i], r->rule, rule, sizeof(rule));
+					rule_format(&d[i].rs->rules[r->rule], rule, sizeof(rule));
 				fprintf(f, "%s{dev=\"", name);
 				put_label(f, d[i].dev);
 				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,

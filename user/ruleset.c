@@ -19,6 +19,14 @@ void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
 	memcpy(p->addr, r->addr, sizeof(p->addr));
 }
 
+void rule_format(const struct tb_rule *r, char *buf, size_t len)
+{
+	struct tb_prefix p;
+
+	rule_prefix(r, &p);
+	prefix_format(&p, buf, len);
+}
+
 int ruleset_default(const struct ruleset *rs)
 {
 	int id = (int)rs->cfg.default_rule - 1;

@@ -35,6 +35,8 @@ struct rule_spec {
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
+/* The rule's prefix as text ("default" for the default rule). */
+void rule_format(const struct tb_rule *r, char *buf, size_t len);
 /* Read the rules from the maps m, unless rs already holds them: the same
  * rules map at the same generation (every change bumps it). For a writer,
  * holding the device's lock: a prefix left in two slots by an
