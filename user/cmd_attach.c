@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* attach, detach, status: the program on the device and its pinned maps. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,8 +570,9 @@ static int status_broken(const char *dev, const char *why, struct json_object *a
 	return 1;
 }
 
-static int status_one(const char *dev, struct json_object *arr)
+static int status_one(const char *dev, void *ctx)
 {
+	struct json_object *arr = ctx;
 	static struct ruleset rs;
 	struct status_count cnt = {};
 	struct tb_config cfg;
@@ -650,18 +650,7 @@ static int run_status(const struct cmd_args *a)
 	}
 	/* Built only for -j: text goes out as it is made. */
 	arr = out.json ? json_object_new_array() : NULL;
-	if (a->has_dev) {
-		err = status_one(a->dev, arr);
-	} else {
-		DIR *d = opendir(TB_PIN_ROOT);
-		struct dirent *e;
-
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.')
-				err |= status_one(e->d_name, arr);
-		if (d)
-			closedir(d);
-	}
+	err = a->has_dev ? status_one(a->dev, arr) : state_foreach_device(status_one, arr);
 	if (out.json)
 		out_json(arr);
 	return err;

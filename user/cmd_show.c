@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
@@ -41,15 +40,6 @@ struct show {
 };
 
 static const char *const sort_names[] = { "bytes", "passed", "dropped", NULL };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int sort_key;
 
@@ -243,7 +233,7 @@ static int run_show(const struct cmd_args *a)
 	if (!err)
 		err = pending_read(&m, &sh.pending);
 	sh.gen = cfg.gen;
-	sh.now = now_ns();
+	sh.now = state_now_ns();
 	sort_key = a->sort;
 	if (!err && a->has_addr)
 		err = find_one(&sh, &one);

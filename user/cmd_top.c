@@ -92,14 +92,6 @@ static int parse_top(int argc, char **argv, struct cmd_args *a)
 	return a->has_dev ? 0 : usage_error("top", "missing \"dev DEV\"");
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
 {
 	struct snapshot *s = ctx;
@@ -152,7 +144,7 @@ static int take(const char *dev, struct snapshot *s)
 		err = pending_read(&m, &s->pending);
 	if (!err)
 		err = stats_sum(&m, &s->st);
-	s->now = mono_ns();
+	s->now = state_now_ns();
 	if (!err)
 		err = buckets_foreach(&m, add_row, s);
 	pending_free(&s->pending);
@@ -326,7 +318,7 @@ static int line_curses(const char *fmt, ...)
 /* Waits an interval; on a screen, a key may quit (q) or resort. 1 to quit. */
 static int wait_keys(bool screen, unsigned int ms)
 {
-	__u64 until = mono_ns() + ms * 1000000ULL;
+	__u64 until = state_now_ns() + ms * 1000000ULL;
 
 	if (!screen) {
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -335,7 +327,7 @@ static int wait_keys(bool screen, unsigned int ms)
 		return 0;
 	}
 	for (;;) {
-		__u64 now = mono_ns();
+		__u64 now = state_now_ns();
 		const char *k;
 		int ch;
 

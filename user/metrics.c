@@ -5,7 +5,6 @@
  * dropped bytes. Read lock-free, as show reads: a scrape never waits for
  * a change nor holds one up, and maps opened before a detach stay
  * readable until closed, so a scrape sees a device whole or not at all. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -266,18 +265,18 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 	}
 }
 
-static int attached_devices(char (*names)[IF_NAMESIZE], int max)
-{
-	DIR *dir = opendir(TB_PIN_ROOT);
-	struct dirent *e;
-	int n = 0;
+struct found {
+	char (*names)[IF_NAMESIZE];
+	int n;
+};
 
-	while (dir && n < max && (e = readdir(dir)))
-		if (e->d_name[0] != '.' && strlen(e->d_name) < IF_NAMESIZE)
-			strcpy(names[n++], e->d_name);
-	if (dir)
-		closedir(dir);
-	return n;
+static int found_device(const char *dev, void *ctx)
+{
+	struct found *f = ctx;
+
+	if (f->n < MAX_DEVS)
+		strcpy(f->names[f->n++], dev);
+	return 0;
 }
 
 int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
@@ -287,7 +286,10 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 	int err = 0;
 
 	if (!n) {
-		n = attached_devices(found, MAX_DEVS);
+		struct found f = { found, 0 };
+
+		state_foreach_device(found_device, &f);
+		n = f.n;
 		devs = NULL;
 	}
 	d = calloc(n ? n : 1, sizeof(*d));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tbctl's persistent state: bpffs pins, the per-device lock, and reading
  * the maps back. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/file.h>
@@ -56,6 +58,29 @@ int bpffs_ensure(void)
 	if (mount("bpf", TB_BPFFS, "bpf", 0, "mode=0700"))
 		return -errno;
 	return 0;
+}
+
+__u64 state_now_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx)
+{
+	DIR *d = opendir(TB_PIN_ROOT);
+	struct dirent *e;
+	int rc = 0;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strlen(e->d_name) < IF_NAMESIZE)
+			rc |= fn(e->d_name, ctx);
+	if (d)
+		closedir(d);
+	return rc;
 }
 
 void state_dir(const char *dev, char *buf, size_t len)

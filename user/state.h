@@ -46,6 +46,10 @@ int bpffs_ensure(void);
  * owed[] sized for max_addrs. */
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
 void state_dir(const char *dev, char *buf, size_t len);
+/* The clock the datapath reads (bpf_ktime_get_ns), in ns. */
+__u64 state_now_ns(void);
+/* fn for every device with pins under TB_PIN_ROOT; the results or'ed. */
+int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);
 /* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when
