@@ -52,6 +52,17 @@ static __always_inline int tb_schedule(struct tb_level *l, const struct tb_terms
 	return TB_DELAYED;
 }
 
+/* Whether marking has failed to slow the sender: the level is in the
+ * lower part of the early range, below 1/2^TB_MARK_DROP_SHIFT of its top.
+ * There action mark drops ECN-capable packets too, as RFC 3168 (section 7)
+ * and PIE (RFC 8033, 5.1) do under persistent overload: at a round trip
+ * near zero a window of two segments still outruns any cap, and marks
+ * alone left the bucket to empty into tail-drop trains (README, "TCP"). */
+static __always_inline int tb_mark_spent(__u64 tokens, const struct tb_rate *r)
+{
+	return tokens < r->early >> TB_MARK_DROP_SHIFT;
+}
+
 /* Charge one packet to level l at time now. On TB_DELAYED (action shape)
  * *depart is set to the earliest time the packet may leave. */
 static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *t, __u64 now,
@@ -82,7 +93,7 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	    (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
 					   tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_DROP))) {
 		l->peak = tokens;
-		if (t->action != TB_ACTION_MARK || !t->ect)
+		if (t->action != TB_ACTION_MARK || !t->ect || tb_mark_spent(tokens, &t->r))
 			return TB_EARLY;
 		l->tokens = tokens - t->cost;
 		return TB_MARKED;

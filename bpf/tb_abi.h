@@ -30,7 +30,8 @@ enum tb_cost {
 enum tb_action {
 	TB_ACTION_DROP = 0,     /* early drop as the bucket drains, tail drop when empty */
 	TB_ACTION_MONITOR = 1,  /* count what would be dropped, pass everything */
-	TB_ACTION_MARK = 2,     /* as drop, but ECN-capable packets get CE instead of an early drop */
+	TB_ACTION_MARK = 2,     /* as drop, but ECN-capable packets get CE instead of an early drop
+				 * in the upper half of the early range */
 	TB_ACTION_SHAPE = 3,    /* tc-egress: delay (skb->tstamp, for fq) instead of dropping */
 };
 
@@ -87,6 +88,11 @@ struct tb_rate {
 #define TB_EARLY_HOLD_SHIFT 4
 #define TB_EARLY_PMAX_DROP 0xffffffffULL
 #define TB_EARLY_PMAX_MARK 0x20000000ULL
+/* Action mark marks ECN-capable packets in the upper part of the early
+ * range only, down to 1/2^TB_MARK_DROP_SHIFT of it, and drops them below
+ * (charge.h, tb_mark_spent): at RTT ~ 0 that nearly halved retransmits
+ * (README, "TCP"). */
+#define TB_MARK_DROP_SHIFT 1
 
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then

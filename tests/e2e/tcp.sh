@@ -48,10 +48,9 @@ check_flow() { # LABEL
 flow 1 mark
 check_flow "mark, ECN"
 check "mark, ECN: CE set on $(jq .marked_packets <<<"$stats") packets" [ "$(jq .marked_packets <<<"$stats")" -gt 0 ]
-# Retransmissions are never ECN-capable (RFC 3168 6.1.5): those are dropped.
-# The counts are small (10-20 each in 5 s): under load they have tied.
-check "mark, ECN: marks at least match early drops ($(jq '"\(.marked_packets) >= \(.early_dropped_packets)"' <<<"$stats"))" \
-	jq -e '.marked_packets >= .early_dropped_packets' <<<"$stats" >/dev/null
+# Which signals are marks and which drops (ECN-capable packets are
+# dropped too below a quarter of the burst, retransmissions always, RFC
+# 3168 6.1.5) is tested exactly on crafted frames (tests/prog, mark_check).
 
 flow 0 mark
 check_flow "mark, no ECN"

@@ -993,18 +993,20 @@ static __u32 run_out(int fd, const struct frame *f, struct frame *out, struct __
 	return o.retval;
 }
 
-/* 1000 frames of 1000 bytes against a 1,000,000-byte burst with no
- * refill: every one fits, and the lower half of the bucket is the early
- * signal's range, where an ECN-capable packet is marked (with a
- * probability rising to 1/8) and charged; after each mark the next waits
- * for the level to fall a sixteenth of the burst (62 frames), so at most
- * 8 of the 500 are marked, and about 5. */
+/* Frames of 1000 bytes against a 4,000,000-byte burst with no refill,
+ * until the bucket is empty: 4,000 pass. Below half the burst is the early
+ * signal's range. In its upper half an ECN-capable frame is marked (with
+ * a probability rising to 1/16 there) and charged; in its lower half,
+ * where marks have not slowed the sender, it is dropped early and charged
+ * nothing. After each signal the next waits for the level to fall a
+ * sixteenth of the burst (250 frames), so each half signals 1 to 4 times
+ * (none in 1,000 frames has a chance below 1e-13). */
 static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 {
-	struct rule_spec spec = { .rate = 1, .burst = 1000000, .action = TB_ACTION_MARK, .early = 1 };
+	struct rule_spec spec = { .rate = 1, .burst = 4000000, .action = TB_ACTION_MARK, .early = 1 };
 	struct tb_stats before, after;
 	struct frame f, out;
-	int passed = 0, marked = 0, bad_csum = 0;
+	int passed = 0, marked = 0, early = 0, bad_csum = 0, sent = 0;
 
 	set_spec("default", &spec);
 	if (ipv6)
@@ -1013,12 +1015,23 @@ static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 		frame_ipv4_len(&f, src, 1000);
 	frame_ecn(&f, ipv6, 2);   /* ECT(0) */
 	before = totals();
-	for (int i = 0; i < 1000; i++) {
+	for (; passed < 4000 && sent < 4100; sent++) {
+		int level = 4000 - passed;   /* in frames, before this one */
 		__u32 ret = run_out(fd, &f, &out, NULL);
 		int ecn = ipv6 ? (out.b[15] >> 4) & 3 : out.b[15] & 3;
 
-		passed += ret == pass;
-		marked += ret == pass && ecn == 3;
+		if (ret != pass) {
+			early++;
+			CHECK(level < 1000, "a frame dropped early at level %d frames: above the lower half",
+			      level);
+			continue;
+		}
+		passed++;
+		if (ecn == 3) {
+			marked++;
+			CHECK(level >= 1000 && level < 2000, "a frame marked at level %d frames: outside the "
+			      "upper half of the early range", level);
+		}
 		CHECK(ecn == 2 || ecn == 3, "ECN field after: %d", ecn);
 		bad_csum += !ipv6 && ipv4_header_sum(out.b + 14) != 0xffff;
 		/* Past the ECN byte only the IPv4 checksum (bytes 24-25) may change. */
@@ -1027,11 +1040,14 @@ static void mark_check(int fd, __u32 pass, const char *src, int ipv6)
 		      "nothing but the ECN field and the checksum changes");
 	}
 	after = totals();
-	CHECK_EQ(passed, 1000, "ECN-capable frames passed: marking drops nothing");
-	CHECK(marked >= 2 && marked <= 8, "%d frames marked: expected 2 to 8", marked);
+	CHECK_EQ(passed, 4000, "frames passed: every token paid for by one frame");
+	CHECK(marked >= 1 && marked <= 4, "%d frames marked: expected 1 to 4", marked);
+	CHECK(early >= 1 && early <= 4, "%d frames dropped early: expected 1 to 4", early);
 	CHECK_EQ(after.marked_packets - before.marked_packets, marked, "stats: marked_packets");
+	CHECK_EQ(after.early_dropped_packets - before.early_dropped_packets, early,
+		 "stats: early_dropped_packets");
 	CHECK_EQ(bad_csum, 0, "frames with an invalid IPv4 header checksum");
-	CHECK_EQ(run_out(fd, &f, &out, NULL) == pass, 0, "1001st frame: the bucket is empty, dropped");
+	CHECK_EQ(run_out(fd, &f, &out, NULL) == pass, 0, "the bucket is empty: the next frame is dropped");
 }
 
 static void mark_sets_ce_on_ect_packets(void)

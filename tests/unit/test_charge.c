@@ -111,14 +111,15 @@ static void mark_charges_where_drop_signals_early(void)
 
 	tb_fill(&ld, 0, &drop.r);
 	tb_fill(&lm, 0, &mark.r);
-	ld.tokens = lm.tokens = 10000 * TB_NANO;  /* deep in the signal's range */
+	/* In the early range (below 50,000), above its lower half. */
+	ld.tokens = lm.tokens = 30000 * TB_NANO;
 	drop.cost = mark.cost = 1000 * TB_NANO;
 	drop.rnd = mark.rnd = 0;                 /* a draw that always signals there */
 	mark.ect = 1;
 	CHECK_EQ(tb_decide(&ld, &drop, 0, &depart), TB_EARLY, "drop: early drop");
-	CHECK_EQ(ld.tokens, 10000 * TB_NANO, "an early drop takes no tokens");
+	CHECK_EQ(ld.tokens, 30000 * TB_NANO, "an early drop takes no tokens");
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_MARKED, "mark, ECN-capable: marked");
-	CHECK_EQ(lm.tokens, 9000 * TB_NANO, "a marked packet is charged");
+	CHECK_EQ(lm.tokens, 29000 * TB_NANO, "a marked packet is charged");
 	mark.ect = 0;
 	lm.peak = mark.r.cap;                    /* past the hold (next test) */
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_EARLY, "mark, not ECN-capable: early drop");
@@ -128,6 +129,37 @@ static void mark_charges_where_drop_signals_early(void)
 	drop.rnd = mark.rnd = 0xffffffff;
 	ld.tokens = 60000 * TB_NANO;
 	CHECK_EQ(tb_decide(&ld, &drop, 0, &depart), TB_FIT, "above the threshold nothing is signalled");
+}
+
+/* Marks have failed to slow a sender that still drains the lower half of
+ * the early range: there an ECN-capable packet is dropped, not marked,
+ * at every level, and the top half only ever marks it. */
+static void mark_drops_ect_in_the_lower_half_of_the_range(void)
+{
+	struct tb_terms mark = terms(1, 100000, TB_ACTION_MARK, 1);
+	__u64 marked = 0, dropped = 0;
+
+	mark.cost = 100 * TB_NANO;
+	mark.ect = 1;
+	mark.rnd = 0;
+	for (__u64 level = 1000; level < 50000; level += 100) {
+		struct tb_level l;
+		__u64 depart;
+		int out;
+
+		tb_fill(&l, 0, &mark.r);
+		l.tokens = level * TB_NANO;
+		out = tb_decide(&l, &mark, 0, &depart);
+		if (!CHECK_EQ(out, level < 25000 ? TB_EARLY : TB_MARKED, "ECN-capable packet at level %llu",
+			      (unsigned long long)level))
+			return;
+		CHECK_EQ(l.tokens, (out == TB_MARKED ? level - 100 : level) * TB_NANO,
+			 "tokens after the signal at level %llu", (unsigned long long)level);
+		marked += out == TB_MARKED;
+		dropped += out == TB_EARLY;
+	}
+	CHECK_EQ(dropped, 240, "levels 1,000 to 24,900: dropped");
+	CHECK_EQ(marked, 250, "levels 25,000 to 49,900: marked");
 }
 
 /* After a signal the next waits until the level has fallen a sixteenth
@@ -392,6 +424,7 @@ TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(early_signal_curve_holds_at_extreme_bursts),
 	  T(early_signal_keeps_the_bound_and_the_rate),
 	  T(mark_charges_where_drop_signals_early),
+	  T(mark_drops_ect_in_the_lower_half_of_the_range),
 	  T(early_signal_holds_until_the_level_falls_a_step),
 	  T(readonly_denials_decide_as_writing_ones),
 	  T(empty_bound_never_undercounts_the_level),
