@@ -110,6 +110,7 @@ struct tb_rule {
 	__u16 shared;       /* shared[] slot, kept by the prefix across changes */
 	__u8 addr[16];      /* network address, 4 or 16 bytes used */
 	__u64 horizon_ns;   /* action shape: the longest delay; later departures drop */
+	__u64 spare[2];     /* zero: room for fields whose zero means "as before" */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -226,13 +227,24 @@ struct tb_config {
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
 	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded; 0: layout 1 */
 	__u8 pad;
+	__u32 spare[4]; /* zero: room for fields whose zero means "as before" */
 };
 
 /* The layout of every map and value here. Any change to them bumps it:
- * tbctl refuses pins of a newer layout, and attach upgrades older ones in
- * place (user/upgrade.c). Layout 1 (configs that read 0) had no owed[]
- * and no reciprocal in struct tb_rate. */
-#define TB_LAYOUT 2
+ * tbctl refuses pins of a newer layout, and attach upgrades older ones
+ * (user/upgrade.c). Values change only by appending fields whose zero
+ * means "as before", so the fields every layout has keep their offsets
+ * (a config of any layout is read by its common beginning), and a spare
+ * field can be put to use with no migration at all. A map the datapath
+ * only reads (config, rules, prefixes) may grow: attach copies it into a
+ * new map before swapping the program. A map the datapath writes
+ * (buckets, shared, locks, stats, dropcache, owed) keeps its layout, since
+ * a copy would lose what the old program writes until the swap: new
+ * per-packet state goes into a new map.
+ *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
+ *   2: owed[] and the reciprocal.
+ *   3: spare room at the end of struct tb_rule and struct tb_config. */
+#define TB_LAYOUT 3
 
 /* stats[0], per CPU. */
 struct tb_stats {
@@ -248,19 +260,21 @@ struct tb_stats {
 	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
 };
 
-/* Every map tbctl pins, in one list: name, type, key, value. tbctl's
- * struct tb_maps, its pin names and its layout check are all made from
- * it (user/ruleset.h, user/state.c); bpf/maps.h declares the same maps. */
-#define TB_MAPS(X)                                                              \
-	X(buckets, BPF_MAP_TYPE_LRU_HASH, struct tb_addr, struct tb_bucket)     \
-	X(rules, BPF_MAP_TYPE_ARRAY, __u32, struct tb_rule)                     \
-	X(prefixes_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32)          \
-	X(prefixes_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32)          \
-	X(shared, BPF_MAP_TYPE_ARRAY, __u32, struct tb_shared)                  \
-	X(locks, BPF_MAP_TYPE_ARRAY, __u32, struct tb_lock)                     \
-	X(config, BPF_MAP_TYPE_ARRAY, __u32, struct tb_config)                  \
-	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats)             \
-	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot)    \
-	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64)
+/* Every map tbctl pins, in one list: name, type, key, value, and whether
+ * the datapath writes it (such a map keeps its layout across upgrades;
+ * see TB_LAYOUT). tbctl's struct tb_maps, its pin names, its layout check
+ * and its upgrades are all made from it (user/state.h, user/state.c,
+ * user/upgrade.c); bpf/maps.h declares the same maps. */
+#define TB_MAPS(X)                                                                  \
+	X(buckets, BPF_MAP_TYPE_LRU_HASH, struct tb_addr, struct tb_bucket, 1)      \
+	X(rules, BPF_MAP_TYPE_ARRAY, __u32, struct tb_rule, 0)                      \
+	X(prefixes_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32, 0)           \
+	X(prefixes_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32, 0)           \
+	X(shared, BPF_MAP_TYPE_ARRAY, __u32, struct tb_shared, 1)                   \
+	X(locks, BPF_MAP_TYPE_ARRAY, __u32, struct tb_lock, 1)                      \
+	X(config, BPF_MAP_TYPE_ARRAY, __u32, struct tb_config, 0)                   \
+	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats, 1)              \
+	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
+	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)
 
 #endif

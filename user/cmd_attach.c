@@ -69,8 +69,9 @@ static int unpin_all(const char *dev)
 	int err = 0;
 
 	state_dir(dev, dir, sizeof(dir));
-	for (int i = 0; i < tb_map_count; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+	for (int i = 0; i < 2 * tb_map_count; i++) {
+		/* Each map's pin, and a pin an interrupted upgrade left aside. */
+		snprintf(path, sizeof(path), "%s/%s%s", dir, tb_map_names[i / 2], i % 2 ? TB_PENDING : "");
 		if (unlink(path) && errno != ENOENT && !err)
 			err = -errno;
 	}
@@ -224,12 +225,58 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
+/* Program id on the hook, 0 when none of ours is there. */
+static __u32 hooked_prog(const struct tb_config *cfg)
+{
+	__u32 id = 0;
+
+	if (cfg->mode <= TB_MODE_XDPGENERIC) {
+		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
+			return 0;
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
+		if (bpf_tc_query(&hook, &to))
+			return 0;
+		id = to.prog_id;
+	}
+	return id;
+}
+
+/* An upgrade killed after pinning its new maps: finished when the program
+ * on the device uses them, undone otherwise (upgrade.c). */
+static int resume_upgrade(const char *dev)
+{
+	struct tb_config cfg;
+	bool finished;
+	int fd, err = state_open_config(dev, &fd);
+
+	if (err)
+		return 0;       /* no config: nothing of an upgrade to find */
+	err = state_config_get(fd, &cfg);
+	close(fd);
+	if (!err)
+		err = upgrade_resume(dev, if_nametoindex(dev) == cfg.ifindex ? hooked_prog(&cfg) : 0,
+				     &finished);
+	if (err) {
+		out_error("attach dev %s: an interrupted upgrade left maps pinned aside: %s", dev,
+			  strerror(-err));
+		return 1;
+	}
+	if (finished)
+		out_warn("attach dev %s: finishing an upgrade that was interrupted", dev);
+	return 0;
+}
+
 static int run_attach(const struct cmd_args *args)
 {
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
-	bool existing, upgrading, own_qdisc = false, new_fq = false;
+	struct upgrade_moves moves;
+	bool existing, upgrading, own_qdisc = false, new_fq = false, hooked = false;
 	struct tb *skel;
 	int ifindex, err, prog_fd;
 	__u32 zero = 0;
@@ -241,6 +288,8 @@ static int run_attach(const struct cmd_args *args)
 	}
 	if (device_lock("attach", a->dev, true))
 		return 1;
+	if (resume_upgrade(a->dev))
+		return 1;
 	err = state_open(a->dev, &old);
 	if (err == -EPROTO) {
 		out_error("attach dev %s: the pinned maps are another tbctl build's (%s); "
@@ -251,8 +300,8 @@ static int run_attach(const struct cmd_args *args)
 	if (upgrading) {
 		/* An older build's: kept, and brought up to this layout. */
 		err = state_open_config(a->dev, &old.config);
-		if (!err && bpf_map_lookup_elem(old.config, &zero, &cfg))
-			err = -errno;
+		if (!err)
+			err = state_config_get(old.config, &cfg);
 		if (old.config >= 0)
 			close(old.config);
 		if (err) {
@@ -330,7 +379,32 @@ static int run_attach(const struct cmd_args *args)
 	}
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
 	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
+	err = upgrading ? upgrade_plan(a->dev, skel, &moves) : 0;
+	if (err) {
+		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
+			  a->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
+		if (new_fq)
+			qdisc_root_delete(ifindex);
+		tb__destroy(skel);
+		return 1;
+	}
 	err = tb__load(skel);
+	if (err && upgrading)
+		upgrade_abandon(a->dev, &moves);
+	if (!err && upgrading) {
+		/* Before the hook: the old program reads the old maps meanwhile. */
+		maps_from_obj(skel->obj, &m);
+		err = upgrade_copy(&moves, &m);
+		if (err) {
+			out_error("attach dev %s: copy the pinned maps into this build's layout: %s",
+				  a->dev, strerror(-err));
+			upgrade_abandon(a->dev, &moves);
+			if (new_fq)
+				qdisc_root_delete(ifindex);
+			tb__destroy(skel);
+			return 1;
+		}
+	}
 	if (err) {
 		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),
 			  existing ? " (pinned maps from an incompatible build? detach first)" :
@@ -367,17 +441,24 @@ static int run_attach(const struct cmd_args *args)
 		err = 1;
 	} else if (hook_program(a, ifindex, prog_fd, existing, &own_qdisc)) {
 		err = 1;
-	} else if (own_qdisc != cfg.own_qdisc) {
-		cfg.own_qdisc = own_qdisc;
-		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
+	} else {
+		hooked = true;
+		if (own_qdisc != cfg.own_qdisc) {
+			cfg.own_qdisc = own_qdisc;
+			bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
+		}
 	}
-	if (!err && upgrading) {
+	if (upgrading && !hooked) {
+		upgrade_abandon(a->dev, &moves);
+	} else if (upgrading) {
 		unsigned int from = upgrade_layout_of(&cfg);
+		/* Hooked, the new maps are the live ones: their pins go in
+		 * place whatever else fails, and the next attach finishes. */
+		int uerr = upgrade_maps(&m, &cfg), serr = upgrade_settle(a->dev, &moves);
 
-		err = upgrade_maps(&m, &cfg);
-		if (err) {
+		if (uerr || serr) {
 			out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
-				  "(attach again finishes it)", a->dev, from, strerror(-err));
+				  "(attach again finishes it)", a->dev, from, strerror(-(uerr ? uerr : serr)));
 			err = 1;
 		} else {
 			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
@@ -390,26 +471,6 @@ static int run_attach(const struct cmd_args *args)
 		qdisc_root_delete(ifindex);
 	tb__destroy(skel);
 	return err;
-}
-
-/* Program id on the hook, 0 when none of ours is there. */
-static __u32 hooked_prog(const struct tb_config *cfg)
-{
-	__u32 id = 0;
-
-	if (cfg->mode <= TB_MODE_XDPGENERIC) {
-		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
-			return 0;
-	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
-		if (bpf_tc_query(&hook, &to))
-			return 0;
-		id = to.prog_id;
-	}
-	return id;
 }
 
 /* Take program id off the device's hook for mode: only that program. */
@@ -490,7 +551,7 @@ static int parse_detach(int argc, char **argv, struct cmd_args *a)
 static int run_detach(const struct cmd_args *a)
 {
 	struct tb_config cfg;
-	__u32 id, zero = 0;
+	__u32 id;
 	int err, fd;
 
 	if (device_lock("detach", a->dev, true))
@@ -511,7 +572,7 @@ static int run_detach(const struct cmd_args *a)
 		close(fd);
 	if (open_attached_config("detach", a->dev, &fd))
 		return 1;
-	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	err = state_config_get(fd, &cfg);
 	close(fd);
 	if (err) {
 		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
@@ -587,8 +648,8 @@ static int status_one(const char *dev, void *ctx)
 	if (err == -ESTALE) {
 		char msg[256];
 
-		snprintf(msg, sizeof(msg), "pinned by an older tbctl build (%s); tbctl attach upgrades them "
-			 "in place", state_layout_error());
+		snprintf(msg, sizeof(msg), "pinned by an older tbctl build (%s); tbctl attach upgrades them",
+			 state_layout_error());
 		return status_broken(dev, msg, arr);
 	}
 	if (err)

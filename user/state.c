@@ -22,7 +22,7 @@
 #include "state.h"
 #include "tb.skel.h"
 
-#define TB_MAP_NAME(name, type, key, value) #name,
+#define TB_MAP_NAME(name, type, key, value, written) #name,
 const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };
 const int tb_map_count = TB_N_MAPS;
 
@@ -155,7 +155,7 @@ int state_lock(const char *dev)
 /* What this build's maps are, in struct tb_maps order: a pin of another
  * layout (another tbctl build) would be read as garbage, or overflow a
  * buffer, so it is refused before anything is read or written. */
-#define TB_MAP_LAYOUT(name, type, key, value) { type, sizeof(key), sizeof(value) },
+#define TB_MAP_LAYOUT(name, type, key, value, written) { type, sizeof(key), sizeof(value) },
 static const struct { __u32 type, key, value; } layout[] = { TB_MAPS(TB_MAP_LAYOUT) };
 
 static char layout_msg[160];
@@ -187,12 +187,12 @@ static int check_layout(int i, int fd)
 static int check_version(const char *dev)
 {
 	struct tb_config cfg;
-	__u32 zero = 0, layout;
+	__u32 layout;
 	int fd, err = state_open_config(dev, &fd);
 
 	if (err)
 		return err == -ENOENT ? 0 : err;
-	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	err = state_config_get(fd, &cfg);
 	close(fd);
 	if (err || !cfg.attached)
 		return err;
@@ -234,20 +234,49 @@ int state_open(const char *dev, struct tb_maps *m)
 	return 0;
 }
 
+/* Every layout's config begins with layout 1's fields, up to the layout
+ * itself (tb_abi.h): what a config of any layout is read by. */
+#define TB_CONFIG_COMMON (offsetof(struct tb_config, layout) + 1)
+
 int state_open_config(const char *dev, int *fd)
 {
 	enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
 	_Static_assert(offsetof(struct tb_maps, config) == CONFIG * sizeof(int), "fd[] order");
 	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int err;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = 0;
 
 	state_dir(dev, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[CONFIG]);
 	*fd = bpf_obj_get(path);
-	err = *fd < 0 ? -errno : check_layout(CONFIG, *fd);
-	if (err && *fd >= 0)
+	if (*fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(*fd, &info, &len))
+		err = -errno;
+	else if (info.type != layout[CONFIG].type || info.key_size != layout[CONFIG].key ||
+		 info.value_size < TB_CONFIG_COMMON || info.value_size > 4096)
+		err = check_layout(CONFIG, *fd);
+	if (err)
 		close(*fd);
 	return err;
+}
+
+int state_config_get(int fd, struct tb_config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	char buf[4096];
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size > sizeof(buf))
+		return -EPROTO;
+	if (bpf_map_lookup_elem(fd, &zero, buf))
+		return -errno;
+	memset(cfg, 0, sizeof(*cfg));
+	memcpy(cfg, buf, info.value_size < sizeof(*cfg) ? info.value_size : sizeof(*cfg));
+	return 0;
 }
 
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg)

@@ -7,8 +7,8 @@
 #include "tb_abi.h"
 
 /* File descriptors of the datapath's maps, from a skeleton or from pins. */
-#define TB_MAP_FD(name, type, key, value) int name;
-#define TB_MAP_COUNT(name, type, key, value) +1
+#define TB_MAP_FD(name, type, key, value, written) int name;
+#define TB_MAP_COUNT(name, type, key, value, written) +1
 enum { TB_N_MAPS = 0 TB_MAPS(TB_MAP_COUNT) };
 
 /* By name, or all at once as fd[], in TB_MAPS order. */
@@ -56,9 +56,11 @@ int state_lock(const char *dev);
  * they have another layout (state_layout_error says how). */
 int state_open(const char *dev, struct tb_maps *m);
 const char *state_layout_error(void);
-/* Open the pinned config alone (what detach needs, whatever else the
- * pins hold), checked like state_open. */
+/* Open the pinned config alone (what detach and upgrades need, whatever
+ * else the pins hold), of any layout, and read it by the beginning every
+ * layout shares (fields it lacks read 0). */
 int state_open_config(const char *dev, int *fd);
+int state_config_get(int fd, struct tb_config *cfg);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* Overwrite every CPU's counters with zero. */

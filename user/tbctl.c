@@ -186,7 +186,7 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *c
 	}
 	if (err == -ESTALE) {
 		out_error("%s dev %s: the pinned maps are an older tbctl build's (%s); "
-			  "tbctl attach dev %s upgrades them in place", cmd, dev, state_layout_error(), dev);
+			  "tbctl attach dev %s upgrades them", cmd, dev, state_layout_error(), dev);
 		return 1;
 	}
 	if (err) {

@@ -1,17 +1,299 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Upgrades in place. attach over the pins of an older build keeps every
- * map whose layout did not change, so rules, buckets and counters survive
- * and the program swap stays atomic; libbpf creates the maps that are new
- * at load; what remains is rewritten here. Per layout:
+/* Upgrades. attach over the pins of an older build keeps every map whose
+ * layout did not change, so buckets and counters stay where the datapath
+ * writes them and the program swap stays atomic. A map the datapath only
+ * reads whose values changed size is copied into a new map, pinned as
+ * NAME:pending and renamed over the old pin once the new program is
+ * hooked (the old program, until then, reads the old map, whose contents
+ * are the same). libbpf creates the maps that are new at load; what
+ * remains is rewritten here. Per layout:
  *   1 -> 2: owed[] is new (config.owed_shift sizes it), and struct
  *           tb_rate gained the reciprocal tb_origin uses, zero in layout 1
  *           rules (which only makes re-created buckets start emptier):
- *           every rule is published again, computed by this build. */
+ *           every rule is published again, computed by this build.
+ *   2 -> 3: struct tb_rule and struct tb_config grew spare room: rules
+ *           and config are copied into new maps. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "state.h"
 #include "upgrade.h"
+#include "tb.skel.h"
+
+#define TB_MAP_WRITTEN(name, type, key, value, written) written,
+static const bool datapath_writes[] = { TB_MAPS(TB_MAP_WRITTEN) };
+
+enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+
+static char error_msg[256];
+
+const char *upgrade_error(void)
+{
+	return error_msg;
+}
+
+static void pin_of(const char *dev, int i, bool pending, char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(buf, len, "%s/%s%s", dir, tb_map_names[i], pending ? TB_PENDING : "");
+}
+
+/* Rename map i's pending pin over its pin; ENOENT: nothing pending. */
+static int settle_one(const char *dev, int i)
+{
+	char from[PATH_MAX + 64], to[PATH_MAX + 64];
+
+	pin_of(dev, i, true, from, sizeof(from));
+	pin_of(dev, i, false, to, sizeof(to));
+	return rename(from, to) ? -errno : 0;
+}
+
+static int settle_all(const char *dev)
+{
+	int err = 0;
+
+	for (int i = 0; i < tb_map_count && !err; i++)
+		if (i != CONFIG) {
+			err = settle_one(dev, i);
+			err = err == -ENOENT ? 0 : err;
+		}
+	if (!err) {
+		err = settle_one(dev, CONFIG);
+		err = err == -ENOENT ? 0 : err;
+	}
+	return err;
+}
+
+/* Whether program prog_id uses map fd. */
+static bool prog_uses(__u32 prog_id, int fd)
+{
+	struct bpf_map_info mi = {};
+	struct bpf_prog_info pi = {};
+	__u32 ids[64], len = sizeof(mi), n;
+	int pfd;
+	bool used = false;
+
+	if (!prog_id || bpf_obj_get_info_by_fd(fd, &mi, &len))
+		return false;
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return false;
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (!bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+		n = pi.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? pi.nr_map_ids : sizeof(ids) / sizeof(ids[0]);
+		for (__u32 k = 0; k < n; k++)
+			used |= ids[k] == mi.id;
+	}
+	close(pfd);
+	return used;
+}
+
+int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)
+{
+	char path[PATH_MAX + 64];
+	bool any = false, live = false;
+	int err = 0;
+
+	*finished = false;
+	for (int i = 0; i < tb_map_count; i++) {
+		int fd;
+
+		pin_of(dev, i, true, path, sizeof(path));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		any = true;
+		live |= prog_uses(prog_id, fd);
+		close(fd);
+	}
+	if (!any)
+		return 0;
+	/* The maps of one load are all used by its program, or none. */
+	if (live) {
+		err = settle_all(dev);
+		*finished = !err;
+		return err;
+	}
+	for (int i = 0; i < tb_map_count; i++) {
+		pin_of(dev, i, true, path, sizeof(path));
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	return err;
+}
+
+static void upgrade_moves_close(struct upgrade_moves *mv)
+{
+	for (int i = 0; i < tb_map_count; i++) {
+		if (mv->old[i] >= 0)
+			close(mv->old[i]);
+		mv->old[i] = -1;
+	}
+}
+
+int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
+{
+	char path[PATH_MAX + 64];
+	int err = 0;
+
+	for (int i = 0; i < tb_map_count; i++)
+		mv->old[i] = -1;
+	for (int i = 0; i < tb_map_count && !err; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, tb_map_names[i]);
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		pin_of(dev, i, false, path, sizeof(path));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;       /* new in this layout: the load makes it */
+		if (!map || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			err = map ? -errno : -ENOENT;
+			close(fd);
+			break;
+		}
+		if (info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
+		    info.value_size == bpf_map__value_size(map) &&
+		    info.max_entries == bpf_map__max_entries(map)) {
+			close(fd);      /* kept: the load reuses it */
+			continue;
+		}
+		if (datapath_writes[i] || info.type != bpf_map__type(map) ||
+		    info.key_size != bpf_map__key_size(map) || info.max_entries != bpf_map__max_entries(map) ||
+		    info.type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+			snprintf(error_msg, sizeof(error_msg),
+				 "map %s changed (type %u, key %u, value %u bytes, %u entries; this build's: "
+				 "%u, %u, %u, %u) in a way no copy carries", tb_map_names[i], info.type,
+				 info.key_size, info.value_size, info.max_entries, bpf_map__type(map),
+				 bpf_map__key_size(map), bpf_map__value_size(map), bpf_map__max_entries(map));
+			close(fd);
+			err = -EPROTO;
+			break;
+		}
+		mv->old[i] = fd;
+		pin_of(dev, i, true, path, sizeof(path));
+		err = bpf_map__set_pin_path(map, path);
+	}
+	if (err)
+		upgrade_moves_close(mv);
+	return err;
+}
+
+static void translate(void *to, __u32 to_size, const void *from, __u32 from_size)
+{
+	memset(to, 0, to_size);
+	memcpy(to, from, from_size < to_size ? from_size : to_size);
+}
+
+/* An array whole, in two batched calls each way (a copy entry by entry
+ * would cost three calls for each of 16,384 rule slots). */
+static int copy_array(int from, int to, const struct bpf_map_info *fi, const struct bpf_map_info *ti)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 *keys = calloc(fi->max_entries, sizeof(*keys)), n, got = 0, in = 0, out = 0;
+	char *fv = calloc(fi->max_entries, fi->value_size), *tv = calloc(fi->max_entries, ti->value_size);
+	int err = keys && fv && tv ? 0 : -ENOMEM;
+
+	while (!err && got < fi->max_entries) {
+		n = fi->max_entries - got;
+		err = bpf_map_lookup_batch(from, got ? &in : NULL, &out, keys + got,
+					   fv + (size_t)got * fi->value_size, &n, &opts) ? -errno : 0;
+		got += n;
+		in = out;
+	}
+	if (err == -ENOENT)
+		err = 0;
+	for (__u32 k = 0; !err && k < got; k++)
+		translate(tv + (size_t)k * ti->value_size, ti->value_size, fv + (size_t)k * fi->value_size,
+			  fi->value_size);
+	n = got;
+	if (!err && got && bpf_map_update_batch(to, keys, tv, &n, &opts))
+		err = -errno;
+	free(keys);
+	free(fv);
+	free(tv);
+	return err;
+}
+
+/* Every entry of map from into map to, values by their common beginning. */
+static int copy_map(int from, int to)
+{
+	struct bpf_map_info fi = {}, ti = {};
+	__u32 len = sizeof(fi);
+	void *key, *next, *fv, *tv;
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(from, &fi, &len))
+		return -errno;
+	len = sizeof(ti);
+	if (bpf_obj_get_info_by_fd(to, &ti, &len))
+		return -errno;
+	if (fi.type == BPF_MAP_TYPE_ARRAY)
+		return copy_array(from, to, &fi, &ti);
+	key = calloc(1, fi.key_size);
+	next = calloc(1, fi.key_size);
+	fv = calloc(1, fi.value_size);
+	tv = calloc(1, ti.value_size);
+	if (!key || !next || !fv || !tv)
+		err = -ENOMEM;
+	for (void *prev = NULL; !err && !bpf_map_get_next_key(from, prev, next); prev = key) {
+		memcpy(key, next, fi.key_size);
+		if (bpf_map_lookup_elem(from, key, fv)) {
+			if (errno == ENOENT)
+				continue;       /* deleted meanwhile */
+			err = -errno;
+			break;
+		}
+		translate(tv, ti.value_size, fv, fi.value_size);
+		if (bpf_map_update_elem(to, key, tv, BPF_ANY))
+			err = -errno;
+	}
+	if (!err && errno != ENOENT)
+		err = -errno;
+	free(key);
+	free(next);
+	free(fv);
+	free(tv);
+	return err;
+}
+
+int upgrade_copy(const struct upgrade_moves *mv, const struct tb_maps *m)
+{
+	int err = 0;
+
+	for (int i = 0; i < tb_map_count && !err; i++)
+		if (mv->old[i] >= 0)
+			err = copy_map(mv->old[i], m->fd[i]);
+	return err;
+}
+
+int upgrade_abandon(const char *dev, struct upgrade_moves *mv)
+{
+	bool finished;
+
+	upgrade_moves_close(mv);
+	return upgrade_resume(dev, 0, &finished);
+}
+
+int upgrade_settle(const char *dev, struct upgrade_moves *mv)
+{
+	bool moved = false;
+
+	for (int i = 0; i < tb_map_count; i++)
+		moved |= mv->old[i] >= 0;
+	upgrade_moves_close(mv);
+	return moved ? settle_all(dev) : 0;
+}
 
 unsigned int upgrade_layout_of(const struct tb_config *cfg)
 {

@@ -254,16 +254,39 @@ check "detach works over another build's pins" tb detach dev "$DEV_R"
 check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 
 # Pins that a newer build attached (a later layout in the config) are
-# refused the same way, attach included: nothing is downgraded.
+# refused the same way, attach included: nothing is downgraded. The newer
+# config is larger (layouts grow values at their end), so it is read by
+# the beginning every layout shares.
+LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { print $3 }' "$ROOT/bpf/tb_abi.h")
+pins=/sys/fs/bpf/tbctl/$DEV_R
 check "attach again" tb attach dev "$DEV_R"
-cfgpin=/sys/fs/bpf/tbctl/$DEV_R/config
-read -ra bytes <<<"$(bpftool -j map lookup pinned "$cfgpin" key 0 0 0 0 | jq -r '.value | join(" ")')"
+read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"
 bytes[22]=0x09          # struct tb_config.layout
-check "mark the pins as layout 9" bpftool map update pinned "$cfgpin" key 0 0 0 0 value "${bytes[@]}"
+rm -f "$pins/config"
+check "pin a newer build's config, 16 bytes larger, of layout 9" \
+	bpftool map create "$pins/config" type array key 4 value $((${#bytes[@]} + 16)) entries 1 name config
+check "fill it" bpftool map update pinned "$pins/config" key 0 0 0 0 value "${bytes[@]}" $(printf '0 %.0s' {1..16})
 snap=$(state)
 for cmd in "show dev $DEV_R" "rule list dev $DEV_R" "rule set dev $DEV_R default rate 2mbit" "attach dev $DEV_R"; do
-	expect_fail 1 "another tbctl build's (the pins are layout 9, this build's is 2)" $cmd
+	expect_fail 1 "another tbctl build's (the pins are layout 9, this build's is $LAYOUT)" $cmd
 done
 check "a newer build's pins: state unchanged" [ "$(state)" = "$snap" ]
 check "detach works over a newer build's pins" tb detach dev "$DEV_R"
+check "detach removed them" [ ! -e "$pins" ]
+
+# An older build's pins whose upgrade would change a map the datapath
+# writes (here the drop caches) cannot be copied exactly: attach refuses,
+# naming the map, and leaves the pins as they were, none set aside.
+check "attach again" tb attach dev "$DEV_R"
+read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"
+bytes[22]=0x02
+check "mark the pins as layout 2" bpftool map update pinned "$pins/config" key 0 0 0 0 value "${bytes[@]}"
+rm -f "$pins/dropcache"
+check "pin a dropcache of another value size" \
+	bpftool map create "$pins/dropcache" type percpu_array key 4 value 56 entries 256 name dropcache
+snap=$(state)
+expect_fail 1 "map dropcache changed (type 6, key 4, value 56 bytes, 256 entries; this build's: 6, 4, 48, 256) in a way no copy carries; detach, then attach" \
+	attach dev "$DEV_R"
+check "nothing set aside" bash -c "! ls $pins | grep -q pending"
+check "detach works over them" tb detach dev "$DEV_R"
 summary

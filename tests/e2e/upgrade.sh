@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# An upgrade under traffic: the previous release (layout 1, built from this
-# repository's history) attaches and sets rules; this build's attach then
-# upgrades the pins in place while a source sends at twice its cap. The
-# source stays within b + r*T across the upgrade, its counters and the
-# rules carry on, and no other command touches the old pins before. Then
-# the upgrade is killed at each of its bpf() calls: the next attach
-# finishes it, with the rules intact.
+# Upgrades under traffic from every earlier layout, each built from this
+# repository's history:
+#   layout 1 (4cd9fe4): owed[] is new and every rule is published again;
+#   layout 2 (f9740f1): rules and config grew, so they are copied into new
+#                       maps, pinned aside and renamed into place once the
+#                       new program is hooked.
+# For each: the older build attaches and sets rules; this build's other
+# commands refuse the older pins; this build's attach upgrades them while
+# a source sends at twice its cap. The source stays within b + r*T across
+# the upgrade, its counters and the rules carry on, the program on the
+# device uses the maps that are pinned, and nothing is left aside. Then the
+# upgrade is killed at every other bpf() call and at each rename: the next
+# attach finishes it (or does it again), with the rules intact and the
+# datapath on the pinned maps.
 . "$(dirname "$0")/lib.bash"
 setup
 
-V1_COMMIT=4cd9fe4       # the last release of layout 1
-V1=$tmp/v1
+LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { print $3 }' "$ROOT/bpf/tb_abi.h")
 run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
-tb1() { run_r "$V1/build/tbctl" "$@"; }
-
-mkdir -p "$V1"
-check "the layout-1 release $V1_COMMIT is in this repository's history" \
-	bash -c "git -C '$ROOT' archive $V1_COMMIT | tar -x -C '$V1'"
-check "it builds" make -s -C "$V1" build/tbctl
-
+PINS=/sys/fs/bpf/tbctl/$DEV_R
 SECS=6
 RATE=1000000    # bytes/s: 8mbit
 BURST=16384
@@ -26,65 +26,95 @@ PAYLOAD=500
 FRAME=$((PAYLOAD + 42))
 # rules: what both builds list, in one comparable form.
 rules() { "$@" -j rule list dev "$DEV_R" | jq -cS 'sort_by(.prefix)'; }
-# v1_rules: the layout-1 release's rules, set afresh.
-v1_rules() {
-	tb1 rule set dev "$DEV_R" default rate 8mbit burst 16k early off &&
-		tb1 rule set dev "$DEV_R" 198.18.0.16/28 rate 4mbit burst 8k &&
-		tb1 rule set dev "$DEV_R" 198.18.32.0/24 rate 2mbit scope shared &&
-		tb1 rule set dev "$DEV_R" 2001:db8::/64 rate 1mbit action monitor
+# The program on the device uses the pinned maps (not ones a rename missed).
+on_pins() {
+	local id maps m
+	id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
+	maps=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
+	for m in buckets rules prefixes_v4 config owed; do
+		jq -e --argjson id "$(bpftool -j map show pinned "$PINS/$m" | jq .id)" 'index($id) != null' \
+			<<<"$maps" >/dev/null || { echo "the program does not use the pinned $m"; return 1; }
+	done
+}
+nothing_aside() { ! ls "$PINS" | grep -q ':pending'; }
+consistent() { on_pins && nothing_aside; }
+# The maps tbctl pins: one rename each when an upgrade puts them in place.
+MAPS=$(grep -c '^[[:space:]]*X(' "$ROOT/bpf/tb_abi.h")
+
+upgrade_from() { # LAYOUT COMMIT
+	local from=$1 commit=$2 old=$tmp/v$1 before got bound passed code calls bad k
+	told() { run_r "$old/build/tbctl" "$@"; }
+	old_rules() {
+		told rule set dev "$DEV_R" default rate 8mbit burst 16k early off &&
+			told rule set dev "$DEV_R" 198.18.0.16/28 rate 4mbit burst 8k &&
+			told rule set dev "$DEV_R" 198.18.32.0/24 rate 2mbit scope shared &&
+			told rule set dev "$DEV_R" 2001:db8::/64 rate 1mbit action monitor
+	}
+	mkdir -p "$old"
+	check "a layout-$from build, $commit, is in this repository's history" \
+		bash -c "git -C '$ROOT' archive $commit | tar -x -C '$old'"
+	check "it builds" make -s -C "$old" BUILD=build build/tbctl
+
+	check "layout $from attaches" told attach dev "$DEV_R" mode xdp
+	check "layout $from sets rules" old_rules
+	before=$(rules told)
+	check "this build refuses to read layout $from's pins, and says how to upgrade" \
+		bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R 2>$tmp/err && grep -q 'older tbctl build.*layout $from.*attach dev $DEV_R upgrades' $tmp/err"
+	check "status names the device as needing the upgrade" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
+
+	in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
+	local recv=$!
+	sleep 0.5
+	# Twice the cap in 500-byte datagrams; the upgrade lands mid-run.
+	in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 4000 \
+		--seconds "$SECS" >"$tmp/sent" &
+	local send=$!
+	sleep 2.5
+	tb attach dev "$DEV_R" 2>"$tmp/upgrade"
+	code=$?
+	wait "$send"
+	wait "$recv"
+	check "attach upgrades layout $from under traffic (exit $code: $(cat "$tmp/upgrade"))" \
+		bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout $from to $LAYOUT' $tmp/upgrade"
+	check "the rules are the same after the upgrade" [ "$(rules tb)" = "$before" ]
+	check "the program on the device uses the pinned maps, and no pin is left aside" consistent
+	check "the upgraded device has owed[] and a healthy status" \
+		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
+
+	got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
+	bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
+	check "the capped source got ${got:-0} datagrams through" [ "${got:-0}" -gt 5000 ]
+	check "across the upgrade it admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound (a fresh bucket would add a burst)" \
+		[ "$((${got:-0} * FRAME))" -le "$bound" ]
+	passed=$(show_field 198.18.0.10 passed_packets)
+	check "its bucket's counters carried on: $passed passed of ${got:-0} received" [ "${passed:-0}" -ge "${got:-0}" ]
+	check "the global counters carried on" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" -ge "${got:-0}" ]
+	check "attach again says nothing of an upgrade" [ -z "$(tb attach dev "$DEV_R" 2>&1)" ]
+	check "detach" tb detach dev "$DEV_R"
+
+	# Killed at each bpf() call (every other one) and at each rename.
+	told attach dev "$DEV_R" mode xdp && old_rules
+	calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" 2>/dev/null | grep -c '^[0-9]* *bpf(')
+	check "an upgrade from layout $from makes $calls bpf() calls" [ "$calls" -gt 20 ]
+	bad=0
+	for k in $(seq 1 2 $((calls + 1))) $(seq 1 "$MAPS" | sed 's/^/r/'); do
+		local call=bpf when=$k
+		[[ $k == r* ]] && call=rename when=${k#r}
+		tb detach dev "$DEV_R" >/dev/null 2>&1
+		told attach dev "$DEV_R" mode xdp && old_rules || { bad=1; echo "layout $from setup failed before kill $k"; }
+		run_r strace -f -qq -o /dev/null -e trace=$call -e inject=$call:signal=SIGKILL:when=$when \
+			"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
+		tb attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at $call $when: attach again failed"; }
+		[[ $(rules tb 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at $call $when: rules now $(rules tb 2>&1)"; }
+		[[ $(run_r "$TBCTL" attach dev "$DEV_R" 2>&1) == "" ]] || { bad=1; echo "kill at $call $when: not finished"; }
+		consistent || { bad=1; echo "kill at $call $when: pins and program disagree"; }
+	done
+	check "upgrade from layout $from killed at every other of its $calls bpf() calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps" [ "$bad" = 0 ]
+	tb detach dev "$DEV_R" >/dev/null 2>&1
+	check "detach leaves no pin" [ ! -e "$PINS" ]
 }
 
-check "layout 1 attaches" tb1 attach dev "$DEV_R" mode xdp
-check "layout 1 sets rules" v1_rules
-before=$(rules tb1)
-check "this build refuses to read the older pins, and says how to upgrade" \
-	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R 2>$tmp/err && grep -q 'older tbctl build.*layout 1.*attach dev $DEV_R upgrades' $tmp/err"
-check "status names the device as needing the upgrade" \
-	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
-
-in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
-recv=$!
-sleep 0.5
-# Twice the cap in 500-byte datagrams; the upgrade lands mid-run.
-in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 4000 \
-	--seconds "$SECS" >"$tmp/sent" &
-send=$!
-sleep 2.5
-tb attach dev "$DEV_R" 2>"$tmp/upgrade"
-code=$?
-wait "$send"
-wait "$recv"
-check "attach upgrades the pins in place under traffic (exit $code: $(cat "$tmp/upgrade"))" \
-	bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout 1 to 2' $tmp/upgrade"
-check "the rules are the same after the upgrade" [ "$(rules tb)" = "$before" ]
-check "the upgraded device has owed[] and a healthy status" \
-	bash -c "[ -e /sys/fs/bpf/tbctl/$DEV_R/owed ] && nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
-
-got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
-bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
-check "the capped source got ${got:-0} datagrams through" [ "${got:-0}" -gt 5000 ]
-check "across the upgrade it admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound (a fresh bucket would add a burst)" \
-	[ "$((${got:-0} * FRAME))" -le "$bound" ]
-passed=$(show_field 198.18.0.10 passed_packets)
-check "its bucket's counters carried on: $passed passed of ${got:-0} received" [ "${passed:-0}" -ge "${got:-0}" ]
-check "the global counters carried on" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" -ge "${got:-0}" ]
-check "attach again says nothing of an upgrade" [ -z "$(tb attach dev "$DEV_R" 2>&1)" ]
-check "detach" tb detach dev "$DEV_R"
-
-# Killed at each bpf() call of the upgrade: the next attach finishes it.
-tb1 attach dev "$DEV_R" mode xdp && v1_rules
-calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" 2>/dev/null | grep -c '^[0-9]* *bpf(')
-check "an upgrade makes $calls bpf() calls" [ "$calls" -gt 20 ]
-bad=0
-for ((k = 1; k <= calls + 1; k += 2)); do
-	tb detach dev "$DEV_R" >/dev/null 2>&1
-	tb1 attach dev "$DEV_R" mode xdp && v1_rules || { bad=1; echo "layout 1 setup failed before kill $k"; }
-	run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
-		"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
-	tb attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at upgrade call $k: attach again failed"; }
-	[[ $(rules tb 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at upgrade call $k: rules now $(rules tb 2>&1)"; }
-	[[ $(run_r "$TBCTL" attach dev "$DEV_R" 2>&1) == "" ]] || { bad=1; echo "kill at upgrade call $k: not finished"; }
-done
-check "upgrade killed at every other of its $calls bpf() calls: the next attach finishes it, rules intact" [ "$bad" = 0 ]
-tb detach dev "$DEV_R" >/dev/null 2>&1
+upgrade_from 1 4cd9fe4
+upgrade_from 2 f9740f1
 summary
