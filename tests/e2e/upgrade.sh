@@ -111,8 +111,16 @@ upgrade_from() { # LAYOUT COMMIT
 		consistent || { bad=1; echo "kill at $call $when: pins and program disagree"; }
 	done
 	check "upgrade from layout $from killed at every other of its $calls bpf() calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps" [ "$bad" = 0 ]
+	# Killed after the swap, before the rules' rename: detach removes it all.
 	tb detach dev "$DEV_R" >/dev/null 2>&1
-	check "detach leaves no pin" [ ! -e "$PINS" ]
+	told attach dev "$DEV_R" mode xdp && old_rules
+	run_r strace -f -qq -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=2 \
+		"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
+	check "a kill between the swap and the renames leaves the new maps pinned aside" \
+		bash -c "ls $PINS | grep -q ':pending'"
+	check "detach then removes the program and every pin, those aside too" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R && [ ! -e $PINS ] &&
+			! ip -n $NS_R link show dev $DEV_R | grep -q prog/xdp"
 }
 
 upgrade_from 1 4cd9fe4
