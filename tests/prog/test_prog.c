@@ -16,6 +16,7 @@
 #include "tb.skel.h"
 #include "ruleset.h"
 #include "state.h"
+#include "upgrade.h"
 #include "../packets.h"
 #include "../check.h"
 
@@ -1185,6 +1186,58 @@ static void shape_sets_departure_times(void)
 	teardown();
 }
 
+/* upgrade_copy, both ways a value can change size, for an array (copied
+ * in batches) and an LPM trie (entry by entry): every entry arrives, each
+ * value by the beginning both layouts share, the rest zero. */
+static void copy_check(enum bpf_map_type type, __u32 key_size, __u32 from_size, __u32 to_size)
+{
+	enum { RULES = offsetof(struct tb_maps, rules) / sizeof(int), N = 5 };
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = type == BPF_MAP_TYPE_LPM_TRIE ? BPF_F_NO_PREALLOC : 0);
+	struct upgrade_moves mv;
+	struct tb_maps m;
+	unsigned char key[16], val[32], got[32];
+	int from = bpf_map_create(type, "from", key_size, from_size, 64, &o);
+	int to = bpf_map_create(type, "to", key_size, to_size, 64, &o);
+
+	if (!CHECK(from >= 0 && to >= 0, "create maps: %s", strerror(errno)))
+		return;
+	for (int i = 0; i < N; i++) {
+		memset(key, 0, sizeof(key));
+		key[0] = type == BPF_MAP_TYPE_LPM_TRIE ? 24 : i;   /* prefixlen, or index */
+		key[4] = 198, key[5] = 18, key[6] = i;
+		memset(val, 0xa0 + i, sizeof(val));
+		CHECK(!bpf_map_update_elem(from, key, val, BPF_ANY), "fill entry %d: %s", i, strerror(errno));
+	}
+	for (int i = 0; i < TB_N_MAPS; i++) {
+		mv.old[i] = -1;
+		m.fd[i] = -1;
+	}
+	mv.old[RULES] = from;
+	m.fd[RULES] = to;
+	CHECK_EQ(upgrade_copy(&mv, &m), 0, "upgrade_copy, type %d, value %u -> %u", type, from_size, to_size);
+	for (int i = 0; i < N; i++) {
+		memset(key, 0, sizeof(key));
+		key[0] = type == BPF_MAP_TYPE_LPM_TRIE ? 24 : i;
+		key[4] = 198, key[5] = 18, key[6] = i;
+		memset(got, 0x55, sizeof(got));
+		if (!CHECK(!bpf_map_lookup_elem(to, key, got), "entry %d copied: %s", i, strerror(errno)))
+			continue;
+		for (__u32 b = 0; b < to_size; b++)
+			if (!CHECK_EQ(got[b], b < from_size ? 0xa0 + i : 0, "entry %d, byte %u", i, b))
+				break;
+	}
+	close(from);
+	close(to);
+}
+
+static void upgrade_copies_values_by_their_common_beginning(void)
+{
+	copy_check(BPF_MAP_TYPE_ARRAY, 4, 8, 24);
+	copy_check(BPF_MAP_TYPE_ARRAY, 4, 24, 8);
+	copy_check(BPF_MAP_TYPE_LPM_TRIE, 8, 4, 12);
+	copy_check(BPF_MAP_TYPE_LPM_TRIE, 8, 12, 4);
+}
+
 TEST_LIST(
 	T(xdp_ipv4_burst_then_drop),
 	T(xdp_ipv6_burst_then_drop),
@@ -1215,6 +1268,7 @@ TEST_LIST(
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
 	T(evicted_bucket_starts_from_what_it_owed),
+	T(upgrade_copies_values_by_their_common_beginning),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 );
