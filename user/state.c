@@ -235,8 +235,10 @@ int state_open(const char *dev, struct tb_maps *m)
 }
 
 /* Every layout's config begins with layout 1's fields, up to the layout
- * itself (tb_abi.h): what a config of any layout is read by. */
+ * itself (tb_abi.h): what a config of any layout is read by. A value
+ * larger than TB_CONFIG_MAX is no tbctl config. */
 #define TB_CONFIG_COMMON (offsetof(struct tb_config, layout) + 1)
+#define TB_CONFIG_MAX 4096
 
 int state_open_config(const char *dev, int *fd)
 {
@@ -255,7 +257,7 @@ int state_open_config(const char *dev, int *fd)
 	if (bpf_obj_get_info_by_fd(*fd, &info, &len))
 		err = -errno;
 	else if (info.type != layout[CONFIG].type || info.key_size != layout[CONFIG].key ||
-		 info.value_size < TB_CONFIG_COMMON || info.value_size > 4096)
+		 info.value_size < TB_CONFIG_COMMON || info.value_size > TB_CONFIG_MAX)
 		err = check_layout(CONFIG, *fd);
 	if (err)
 		close(*fd);
@@ -266,7 +268,7 @@ int state_config_get(int fd, struct tb_config *cfg)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), zero = 0;
-	char buf[4096];
+	char buf[TB_CONFIG_MAX];
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
