@@ -203,24 +203,24 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
 	}
 
-	/* Rule parameters, in the unit the rule counts. */
+	/* Rule parameters, in the unit the rule counts: rate, then burst. */
 	for (int cost = TB_COST_BYTES; cost <= TB_COST_PACKETS; cost++) {
 		const char *unit = cost == TB_COST_BYTES ? "bytes" : "packets";
 
-		snprintf(name, sizeof(name), "tbctl_rule_rate_%s_per_second", unit);
-		snprintf(help, sizeof(help), "A rule's rate, for rules that count %s", unit);
-		family(f, name, "gauge", help);
-		for (int i = 0; i < n; i++)
-			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
-				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].cost == cost)
-					sample_rule(f, name, &d[i], id, d[i].rs->rules[id].r.rate);
-		snprintf(name, sizeof(name), "tbctl_rule_burst_%s", unit);
-		snprintf(help, sizeof(help), "A rule's burst, for rules that count %s", unit);
-		family(f, name, "gauge", help);
-		for (int i = 0; i < n; i++)
-			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
-				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].cost == cost)
-					sample_rule(f, name, &d[i], id, d[i].rs->rules[id].burst);
+		for (int burst = 0; burst <= 1; burst++) {
+			snprintf(name, sizeof(name), burst ? "tbctl_rule_burst_%s" : "tbctl_rule_rate_%s_per_second",
+				 unit);
+			snprintf(help, sizeof(help), "A rule's %s, for rules that count %s", burst ? "burst" : "rate",
+				 unit);
+			family(f, name, "gauge", help);
+			for (int i = 0; i < n; i++)
+				for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++) {
+					const struct tb_rule *r = &d[i].rs->rules[id];
+
+					if (r->in_use && r->cost == cost)
+						sample_rule(f, name, &d[i], id, burst ? r->burst : r->r.rate);
+				}
+		}
 	}
 	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
 	for (int i = 0; i < n; i++)
