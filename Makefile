@@ -9,10 +9,14 @@ BPFTOOL ?= bpftool
 # system include directories, asked of it, searched after everything else.
 SYS_INC := $(shell $(CC) -E -v -x c /dev/null 2>&1 | \
 	awk '/search starts here:/ { on = 1; next } /End of search list/ { on = 0 } on { print "-idirafter " $$1 }')
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf $(SYS_INC)
+# ABI_FLAGS picks a layout for both sides (tests/e2e/upgrade.sh builds the
+# fixture of a later one with -DTB_FIXTURE_NEXT_LAYOUT).
+ABI_FLAGS ?=
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS)
 # CFLAGS is the user's (make CFLAGS=-fsanitize=address keeps the rest).
 CFLAGS  ?= -O2 -g
-TB_CFLAGS = $(CFLAGS) -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser -I$(BUILD)
+TB_CFLAGS = $(CFLAGS) $(ABI_FLAGS) -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
+	    -I$(BUILD)
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
 DEPFLAGS = -MMD -MP
@@ -31,7 +35,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
-.PHONY: all deps test unit demo bench clean install
+.PHONY: all deps test unit demo bench clean install fixture
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
@@ -68,14 +72,19 @@ $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
 $(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
 	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path '$(BUILD)/next' -prune -o -name '*.d' -print 2>/dev/null)
+
+# tbctl of the layout after this one, in $(BUILD)/next, for the upgrade
+# tests (tests/e2e/upgrade.sh, tests/vm/e2e/upgrade.sh).
+fixture:
+	$(MAKE) BUILD=$(BUILD)/next ABI_FLAGS=-DTB_FIXTURE_NEXT_LAYOUT $(BUILD)/next/tbctl
 
 # Installs what a fresh Debian machine lacks, mounts bpffs, then builds.
 deps:
 	tools/deps.sh
 
 test: deps
-	$(MAKE) all
+	$(MAKE) all fixture
 	tests/run.sh
 
 unit: $(UNIT)

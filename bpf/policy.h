@@ -6,6 +6,7 @@
 
 #include "maps.h"
 #include "charge.h"
+#include "migrate.h"
 #include "parse.h"
 
 enum tb_verdict {
@@ -205,15 +206,56 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struc
 	return tb_count(st, out, t->action, len, pkts);
 }
 
+/* During an upgrade, move the older bucket ob of key into buckets: its
+ * counters always, and its level too when this program has no bucket for
+ * key yet (one it has was made from a moved mark, or from owed[], under
+ * the same lock). For tbctl's sweep after the swap, and for counts the
+ * drop cache holds for an address not seen since. */
+static __always_inline void tb_move(const struct tb_addr *key, struct tb_bucket *ob)
+{
+	struct tb_bucket nb = {}, *b = bpf_map_lookup_elem(&buckets, key);
+	__u32 stripe = tb_lock_index(key);
+	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+	int took = 0;
+
+	if (!lk)
+		return;
+	bpf_spin_lock(&lk->lock);
+	took = !b && !tb_moved(ob);
+	tb_take(&nb, ob);
+	if (b)
+		tb_counters_add(&b->c, &nb.c);
+	bpf_spin_unlock(&lk->lock);
+	/* Counts left on a moved bucket whose successor was evicted since
+	 * went with it, as an evicted bucket's do. */
+	if (!took || !bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST))
+		return;
+	b = bpf_map_lookup_elem(&buckets, key);
+	if (b) {
+		bpf_spin_lock(&lk->lock);
+		tb_counters_add(&b->c, &nb.c);
+		bpf_spin_unlock(&lk->lock);
+	}
+}
+
 /* Add a slot's pending counts to its address's bucket, under the lock
  * the locked path counts under, and empty it. A bucket evicted meanwhile
  * took its counters with it. */
 static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
 {
 	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, &s->addr);
+	void *prev;
 	__u32 stripe = tb_lock_index(&s->addr);
 	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
 
+	if (!b && (prev = tb_prev_buckets())) {
+		struct tb_bucket *ob = bpf_map_lookup_elem(prev, &s->addr);
+
+		if (ob) {
+			tb_move(&s->addr, ob);
+			b = bpf_map_lookup_elem(&buckets, &s->addr);
+		}
+	}
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
 		b->c.dropped_packets += s->dropped_packets;
@@ -294,6 +336,10 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			 * as a real one and push it out. The bucket starts
 			 * from what an evicted one of its slot still owes. */
 			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
+			struct tb_counters carried = {};
+			/* During an upgrade, the older layout's bucket is taken over. */
+			void *prev = tb_prev_buckets();
+			struct tb_bucket *ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
 
 			slot = tb_owed_slot(cfg, key);
 			stripe = tb_lock_index(key);
@@ -302,7 +348,16 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				return TB_PASS;
 			tb_draw(t);
 			bpf_spin_lock(&lk->lock);
-			tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
+			if (ob && !tb_moved(ob)) {
+				tb_take(&nb, ob);
+				carried = nb.c;
+				if (nb.gen != gen || nb.rule != id)
+					nb.empty_ns = 0;
+				nb.gen = gen;
+				nb.rule = id;
+			} else {
+				tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
+			}
 			out = tb_account(&nb, t, now, len, pkts, depart);
 			tb_owe(slot, out, &nb.lvl, &t->r);
 			bpf_spin_unlock(&lk->lock);
@@ -310,10 +365,16 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				st->buckets_created++;
 				return tb_count(st, out, t->action, len, pkts);
 			}
-			/* Another CPU inserted it meanwhile: charge that one. */
+			/* Another CPU inserted it meanwhile: charge that one, with
+			 * the counters of any older bucket taken over here. */
 			b = bpf_map_lookup_elem(&buckets, key);
 			if (!b)
 				return TB_PASS;
+			if (carried.passed_packets | carried.dropped_packets | carried.monitored_packets) {
+				bpf_spin_lock(&lk->lock);
+				tb_counters_add(&b->c, &carried);
+				bpf_spin_unlock(&lk->lock);
+			}
 			*depart = 0;
 		}
 	} else {

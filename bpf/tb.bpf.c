@@ -82,4 +82,85 @@ int tb_reset_counters(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+static long move_bucket(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *ob,
+			void *ctx)
+{
+	tb_move(key, ob);
+	return 0;
+}
+
+/* A shared bucket of this layout was made moved before the swap, with
+ * no counters: it takes the older one's level and counters. Each under
+ * its own lock, one at a time; a rerun finds the older one moved and
+ * adds only what it counted since. */
+static long merge_shared(struct bpf_map *map, const __u32 *slot, struct tb_shared *value, void *ctx)
+{
+	/* Looked up again: 6.1's verifier tracks no lock taken in a
+	 * callback's own value. */
+	struct tb_shared *sh = bpf_map_lookup_elem(&shared, slot), *old = bpf_map_lookup_elem(&shared_prev, slot);
+	struct tb_bucket ob = {};
+	int moved;
+
+	if (!sh || !old)
+		return 0;
+	bpf_spin_lock(&old->lock);
+	moved = tb_moved(&old->b);
+	tb_take(&ob, &old->b);
+	bpf_spin_unlock(&old->lock);
+	bpf_spin_lock(&sh->lock);
+	if (!moved && tb_moved(&sh->b))
+		tb_settle_level(&sh->b, &ob);
+	tb_counters_add(&sh->b.c, &ob.c);
+	bpf_spin_unlock(&sh->lock);
+	return 0;
+}
+
+/* One CPU's older counters into this CPU's: atomic adds, since this CPU's
+ * datapath may interrupt the run between a load and a store. The older
+ * program is gone, so its counters are read and zeroed without a race. */
+struct stats_to {
+	__u64 *to;
+};
+
+static long merge_stats(__u64 cpu, struct stats_to *c)
+{
+	__u32 zero = 0;
+	__u64 *old = bpf_map_lookup_percpu_elem(&stats_prev, &zero, cpu), *to = c->to;
+
+	if (!old || !to)
+		return 1;
+	for (int i = 0; i < TB_STATS_COMMON / 8; i++) {
+		__sync_fetch_and_add(&to[i], old[i]);
+		old[i] = 0;
+	}
+	return 0;
+}
+
+/* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN once an upgrade's
+ * swap has settled (no CPU runs the older program any more), to move what
+ * the older layout's maps still hold. Run again after a kill, it adds
+ * nothing twice: everything it takes, it leaves moved or zero. */
+SEC("xdp")
+int tb_migrate(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct tb_migrate_req *req = data;
+	struct stats_to c;
+	__u32 zero = 0, cpus;
+	void *prev;
+
+	if ((void *)(req + 1) > data_end)
+		return XDP_ABORTED;
+	prev = tb_prev_buckets();
+	if (prev)
+		bpf_for_each_map_elem(prev, move_bucket, 0, 0);
+	if (req->shared)
+		bpf_for_each_map_elem(&shared_prev, merge_shared, 0, 0);
+	cpus = req->stats_cpus;
+	c.to = bpf_map_lookup_elem(&stats, &zero);
+	if (cpus)
+		bpf_loop(cpus, merge_stats, &c, 0);
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "GPL";

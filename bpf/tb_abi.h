@@ -143,7 +143,21 @@ struct tb_bucket {
 	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
 	__u8 pad;
 	struct tb_counters c;
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
+#endif
 };
+
+/* What every layout's struct tb_bucket holds, at these offsets: all that
+ * an upgrade moves from an older layout's buckets into this one's. */
+#define TB_BUCKET_COMMON (__builtin_offsetof(struct tb_bucket, c) + sizeof(struct tb_counters))
+/* The largest older bucket an upgrade moves (bpf/migrate.h, its marks). */
+#define TB_BUCKET_PREV_MAX 256
+/* A bucket moved into a newer layout's map is left behind with this
+ * refill clock: a clock decades ahead that never goes back, so the
+ * program that still reads it (until the swap has settled) finds it empty
+ * and stays empty; refills clamp elapsed time at zero. */
+#define TB_MOVED_NS (1ULL << 62)
 
 /* shared[] value: the bucket of a shared-scope prefix, at its rule's
  * .shared. Array values may hold a spin lock, so it lives right here. */
@@ -237,14 +251,30 @@ struct tb_config {
  * (a config of any layout is read by its common beginning), and a spare
  * field can be put to use with no migration at all. A map the datapath
  * only reads (config, rules, prefixes) may grow: attach copies it into a
- * new map before swapping the program. A map the datapath writes
- * (buckets, shared, locks, stats, dropcache, owed) keeps its layout, since
- * a copy would lose what the old program writes until the swap: new
- * per-packet state goes into a new map.
+ * new map before swapping the program. Buckets, shared buckets and the
+ * global counters may grow too: the new program takes each bucket over
+ * from the old map, and the rest is added up once the swap has settled
+ * (user/upgrade.c, bpf/migrate.h). The other maps the datapath writes
+ * (locks, dropcache, owed) keep their layout: during the swap both
+ * programs must share them.
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
- *   3: spare room at the end of struct tb_rule and struct tb_config. */
+ *   3: spare room at the end of struct tb_rule and struct tb_config.
+ * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
+ * global counters grew, for the upgrade test. */
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+#define TB_LAYOUT 4
+#else
 #define TB_LAYOUT 3
+#endif
+
+/* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
+ * settled, at the start of the frame it runs it on. The older layout's
+ * buckets, if they are being moved, are in buckets_prev. */
+struct tb_migrate_req {
+	__u32 shared;           /* merge shared_prev into shared */
+	__u32 stats_cpus;       /* add this many CPUs' stats_prev into stats; 0: none */
+};
 
 /* stats[0], per CPU. */
 struct tb_stats {
@@ -258,7 +288,13 @@ struct tb_stats {
 	__u64 early_dropped_packets;  /* of dropped_*: the early signal, not an empty bucket */
 	__u64 marked_packets;         /* passed with CE set (action mark) */
 	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	__u64 fixture_next_packets;
+#endif
 };
+
+/* What every layout's struct tb_stats holds. */
+#define TB_STATS_COMMON (__builtin_offsetof(struct tb_stats, delayed_packets) + sizeof(__u64))
 
 /* Every map tbctl pins, in one list: name, type, key, value, and whether
  * the datapath writes it (such a map keeps its layout across upgrades;

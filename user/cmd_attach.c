@@ -393,8 +393,7 @@ static int run_attach(const struct cmd_args *args)
 		upgrade_abandon(a->dev, &moves);
 	if (!err && upgrading) {
 		/* Before the hook: the old program reads the old maps meanwhile. */
-		maps_from_obj(skel->obj, &m);
-		err = upgrade_copy(&moves, &m);
+		err = upgrade_copy(&moves, skel);
 		if (err) {
 			out_error("attach dev %s: copy the pinned maps into this build's layout: %s",
 				  a->dev, strerror(-err));
@@ -419,7 +418,7 @@ static int run_attach(const struct cmd_args *args)
 		return 1;
 	}
 	prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
-	maps_from_obj(skel->obj, &m);
+	maps_from_skel(skel, &m);
 	if (existing) {
 		own_qdisc = cfg.own_qdisc;
 	} else {
@@ -452,13 +451,16 @@ static int run_attach(const struct cmd_args *args)
 		upgrade_abandon(a->dev, &moves);
 	} else if (upgrading) {
 		unsigned int from = upgrade_layout_of(&cfg);
-		/* Hooked, the new maps are the live ones: their pins go in
-		 * place whatever else fails, and the next attach finishes. */
-		int uerr = upgrade_maps(&m, &cfg), serr = upgrade_settle(a->dev, &moves);
+		/* Hooked, the new maps are the live ones: once what the older
+		 * ones hold is moved, their pins go in place, and only then
+		 * does the config say so. After a failure the next attach
+		 * finishes. */
+		int uerr = upgrade_settle(a->dev, &moves, skel);
 
-		if (uerr || serr) {
+		uerr = uerr ? uerr : upgrade_maps(&m, &cfg);
+		if (uerr) {
 			out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
-				  "(attach again finishes it)", a->dev, from, strerror(-(uerr ? uerr : serr)));
+				  "(attach again finishes it)", a->dev, from, strerror(-uerr));
 			err = 1;
 		} else {
 			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "

@@ -62,6 +62,9 @@ static const char *const stats_help[] = {
 	"Packets of dropped_packets dropped by the early signal",
 	"Packets passed with ECN CE set (action mark)",
 	"Packets of passed_packets given a later departure (action shape)",
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	"A counter of the layout after this one (test fixture)",
+#endif
 };
 _Static_assert(sizeof(stats_help) / sizeof(stats_help[0]) == sizeof(struct tb_stats) / sizeof(__u64),
 	       "help for every counter");

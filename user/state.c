@@ -31,6 +31,9 @@ const char *const tb_stats_names[] = {
 	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
 	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
 	"early_dropped_packets", "marked_packets", "delayed_packets",
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	"fixture_next_packets",
+#endif
 };
 const int tb_stats_count = sizeof(tb_stats_names) / sizeof(tb_stats_names[0]);
 _Static_assert(sizeof(tb_stats_names) / sizeof(tb_stats_names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
@@ -40,6 +43,12 @@ void maps_from_obj(struct bpf_object *obj, struct tb_maps *m)
 {
 	for (int i = 0; i < tb_map_count; i++)
 		m->fd[i] = bpf_object__find_map_fd_by_name(obj, tb_map_names[i]);
+}
+
+#define TB_MAP_SKEL_FD(name, type, key, value, written) m->name = bpf_map__fd(skel->maps.name);
+void maps_from_skel(const struct tb *skel, struct tb_maps *m)
+{
+	TB_MAPS(TB_MAP_SKEL_FD)
 }
 
 void maps_close(struct tb_maps *m)
@@ -92,7 +101,6 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	struct tb *skel = tb__open();
-	struct bpf_map *map;
 
 	if (!skel)
 		return NULL;
@@ -100,11 +108,10 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	state_dir(dev, dir, sizeof(dir));
 	mkdir(TB_PIN_ROOT, 0700);
-	bpf_object__for_each_map(map, skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		bpf_map__set_pin_path(map, path);
+	/* The maps of TB_MAPS; an upgrade's other maps are the load's own. */
+	for (int i = 0; i < tb_map_count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		bpf_map__set_pin_path(bpf_object__find_map_by_name(skel->obj, tb_map_names[i]), path);
 	}
 	return skel;
 }

@@ -37,8 +37,11 @@ extern const int tb_map_count;
 extern const char *const tb_stats_names[];
 extern const int tb_stats_count;
 
-/* The policing maps of any object built on bpf/maps.h. */
+/* The policing maps of any object built on bpf/maps.h, by name. */
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
+/* tbctl's own object's: by the skeleton, since during an upgrade maps
+ * bound to older ones bear their names (bpf_map__reuse_fd). */
+void maps_from_skel(const struct tb *skel, struct tb_maps *m);
 void maps_close(struct tb_maps *m);
 int bpffs_ensure(void);
 /* The BPF object (opened, not loaded) with its maps bound to dev's pins,

@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Upgrades. attach over the pins of an older build keeps every map whose
  * layout did not change, so buckets and counters stay where the datapath
- * writes them and the program swap stays atomic. A map the datapath only
- * reads whose values changed size is copied into a new map, pinned as
- * NAME:pending and renamed over the old pin once the new program is
- * hooked (the old program, until then, reads the old map, whose contents
- * are the same). libbpf creates the maps that are new at load; what
- * remains is rewritten here. Per layout:
+ * writes them and the program swap stays atomic. A map whose values grew
+ * is made anew, pinned as NAME:pending and renamed over the old pin once
+ * the new program is hooked and the map filled. One the datapath only
+ * reads is copied before the hook (the old program, until then, reads
+ * the old map, whose contents are the same). libbpf creates the maps
+ * that are new at load; what remains is rewritten here. Per layout:
  *   1 -> 2: owed[] is new (config.owed_shift sizes it), and struct
  *           tb_rate gained the reciprocal tb_origin uses, zero in layout 1
  *           rules (which only makes re-created buckets start emptier):
  *           every rule is published again, computed by this build.
  *   2 -> 3: struct tb_rule and struct tb_config grew spare room: rules
- *           and config are copied into new maps. */
+ *           and config are copied into new maps.
+ * Buckets, shared buckets and the global counters that grew are made anew
+ * too, but not copied: the older program writes them until the swap.
+ * Instead the new program takes each bucket over from the older map as
+ * its address is next seen (bpf/migrate.h), and once the swap has settled
+ * tb_migrate moves the rest (bpf/tb.bpf.c). Shared buckets, which the new
+ * program cannot reach in the older map (the kernel nests no map with a
+ * spin lock), stand empty from the swap until that merge. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "state.h"
@@ -28,7 +38,28 @@
 #define TB_MAP_WRITTEN(name, type, key, value, written) written,
 static const bool datapath_writes[] = { TB_MAPS(TB_MAP_WRITTEN) };
 
-enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+enum {
+	CONFIG = offsetof(struct tb_maps, config) / sizeof(int),
+	BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
+	SHARED = offsetof(struct tb_maps, shared) / sizeof(int),
+	STATS = offsetof(struct tb_maps, stats) / sizeof(int),
+};
+
+/* Of the maps the datapath writes, how much of a value every layout has,
+ * for those an upgrade can carry when they grow; 0 for the others, which
+ * both programs must share during the swap. */
+static __u32 movable_common(int i)
+{
+	switch (i) {
+	case BUCKETS:
+		return TB_BUCKET_COMMON;
+	case SHARED:
+		return offsetof(struct tb_shared, b) + TB_BUCKET_COMMON;
+	case STATS:
+		return TB_STATS_COMMON;
+	}
+	return 0;
+}
 
 static char error_msg[256];
 
@@ -119,6 +150,13 @@ int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)
 		return 0;
 	/* The maps of one load are all used by its program, or none. */
 	if (live) {
+		/* Buckets not all moved yet: the upgrade that attach now
+		 * does again takes the pending maps up and finishes. */
+		for (int i = 0; i < tb_map_count; i++) {
+			pin_of(dev, i, true, path, sizeof(path));
+			if (movable_common(i) && !access(path, F_OK))
+				return 0;
+		}
 		err = settle_all(dev);
 		*finished = !err;
 		return err;
@@ -131,6 +169,15 @@ int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)
 	return err;
 }
 
+void upgrade_moves_init(struct upgrade_moves *mv)
+{
+	for (int i = 0; i < tb_map_count; i++) {
+		mv->old[i] = -1;
+		mv->fresh[i] = false;
+	}
+	mv->inner = -1;
+}
+
 static void upgrade_moves_close(struct upgrade_moves *mv)
 {
 	for (int i = 0; i < tb_map_count; i++) {
@@ -138,17 +185,69 @@ static void upgrade_moves_close(struct upgrade_moves *mv)
 			close(mv->old[i]);
 		mv->old[i] = -1;
 	}
+	if (mv->inner >= 0)
+		close(mv->inner);
+	mv->inner = -1;
 }
+
+int upgrade_bind_prev(struct tb *skel, struct upgrade_moves *mv, int i, int fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int btf = -1, err;
+
+	switch (i) {
+	case SHARED:
+		return bpf_map__reuse_fd(skel->maps.shared_prev, fd);
+	case STATS:
+		return bpf_map__reuse_fd(skel->maps.stats_prev, fd);
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	/* The older buckets' inner map template, made like them, BTF and
+	 * all: kernels up to 6.1 also compare what their BTF finds. */
+	if (info.btf_id && (btf = bpf_btf_get_fd_by_id(info.btf_id)) >= 0) {
+		o.btf_fd = btf;
+		o.btf_key_type_id = info.btf_key_type_id;
+		o.btf_value_type_id = info.btf_value_type_id;
+	}
+	mv->inner = bpf_map_create(info.type, "buckets_prev", info.key_size, info.value_size, 1, &o);
+	err = mv->inner < 0 ? -errno : 0;
+	if (btf >= 0)
+		close(btf);
+	return err ? err : bpf_map__set_inner_map_fd(skel->maps.buckets_prev, mv->inner);
+}
+
+/* Whether map i of this layout can take over old map info, and if so
+ * binds what the new program reads the older map through. */
+static int plan_move(struct tb *skel, struct upgrade_moves *mv, int i, struct bpf_map *map,
+		     const struct bpf_map_info *info, int fd)
+{
+	if (info->type != bpf_map__type(map) || info->key_size != bpf_map__key_size(map) ||
+	    info->max_entries != bpf_map__max_entries(map))
+		return -EPROTO;
+	if (!datapath_writes[i])
+		return info->type == BPF_MAP_TYPE_PERCPU_ARRAY ? -EPROTO : 0;
+	if (!movable_common(i) || info->value_size < movable_common(i) ||
+	    info->value_size > bpf_map__value_size(map) ||
+	    (i == BUCKETS && info->value_size > TB_BUCKET_PREV_MAX))
+		return -EPROTO;
+	return upgrade_bind_prev(skel, mv, i, fd);
+}
+
+#define TB_MAP_OF_SKEL(name, type, key, value, written) skel->maps.name,
 
 int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 {
+	/* By the skeleton: a map bound to an older one takes its name. */
+	struct bpf_map *maps[] = { TB_MAPS(TB_MAP_OF_SKEL) };
 	char path[PATH_MAX + 64];
 	int err = 0;
 
-	for (int i = 0; i < tb_map_count; i++)
-		mv->old[i] = -1;
+	upgrade_moves_init(mv);
 	for (int i = 0; i < tb_map_count && !err; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, tb_map_names[i]);
+		struct bpf_map *map = maps[i];
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
 		int fd;
@@ -168,20 +267,23 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 			close(fd);      /* kept: the load reuses it */
 			continue;
 		}
-		if (datapath_writes[i] || info.type != bpf_map__type(map) ||
-		    info.key_size != bpf_map__key_size(map) || info.max_entries != bpf_map__max_entries(map) ||
-		    info.type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		err = plan_move(skel, mv, i, map, &info, fd);
+		if (err == -EPROTO) {
 			snprintf(error_msg, sizeof(error_msg),
 				 "map %s changed (type %u, key %u, value %u bytes, %u entries; this build's: "
 				 "%u, %u, %u, %u) in a way no copy carries", tb_map_names[i], info.type,
 				 info.key_size, info.value_size, info.max_entries, bpf_map__type(map),
 				 bpf_map__key_size(map), bpf_map__value_size(map), bpf_map__max_entries(map));
+		}
+		if (err) {
 			close(fd);
-			err = -EPROTO;
 			break;
 		}
 		mv->old[i] = fd;
 		pin_of(dev, i, true, path, sizeof(path));
+		/* A pending map a killed upgrade left, which the program on
+		 * the device already uses, is taken up again. */
+		mv->fresh[i] = access(path, F_OK);
 		err = bpf_map__set_pin_path(map, path);
 	}
 	if (err)
@@ -197,7 +299,8 @@ static void translate(void *to, __u32 to_size, const void *from, __u32 from_size
 
 /* An array whole, in two batched calls each way (a copy entry by entry
  * would cost three calls for each of 16,384 rule slots). */
-static int copy_array(int from, int to, const struct bpf_map_info *fi, const struct bpf_map_info *ti)
+static int copy_array(int from, int to, const struct bpf_map_info *fi, const struct bpf_map_info *ti,
+		      void (*fix)(void *value))
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 *keys = calloc(fi->max_entries, sizeof(*keys)), n, got = 0, in = 0, out = 0;
@@ -213,9 +316,12 @@ static int copy_array(int from, int to, const struct bpf_map_info *fi, const str
 	}
 	if (err == -ENOENT)
 		err = 0;
-	for (__u32 k = 0; !err && k < got; k++)
+	for (__u32 k = 0; !err && k < got; k++) {
 		translate(tv + (size_t)k * ti->value_size, ti->value_size, fv + (size_t)k * fi->value_size,
 			  fi->value_size);
+		if (fix)
+			fix(tv + (size_t)k * ti->value_size);
+	}
 	n = got;
 	if (!err && got && bpf_map_update_batch(to, keys, tv, &n, &opts))
 		err = -errno;
@@ -225,8 +331,7 @@ static int copy_array(int from, int to, const struct bpf_map_info *fi, const str
 	return err;
 }
 
-/* Every entry of map from into map to, values by their common beginning. */
-static int copy_map(int from, int to)
+int upgrade_copy_map(int from, int to)
 {
 	struct bpf_map_info fi = {}, ti = {};
 	__u32 len = sizeof(fi);
@@ -239,7 +344,7 @@ static int copy_map(int from, int to)
 	if (bpf_obj_get_info_by_fd(to, &ti, &len))
 		return -errno;
 	if (fi.type == BPF_MAP_TYPE_ARRAY)
-		return copy_array(from, to, &fi, &ti);
+		return copy_array(from, to, &fi, &ti, NULL);
 	key = calloc(1, fi.key_size);
 	next = calloc(1, fi.key_size);
 	fv = calloc(1, fi.value_size);
@@ -267,32 +372,112 @@ static int copy_map(int from, int to)
 	return err;
 }
 
-int upgrade_copy(const struct upgrade_moves *mv, const struct tb_maps *m)
+/* A new shared bucket as the older one is, but moved and without
+ * counters: until tb_migrate merges them, shared traffic is denied rather
+ * than given a fresh burst, and each rule keeps its unit. The older map
+ * is read without its locks: the level and counters read are dropped. */
+static void stand_in(void *value)
 {
+	struct tb_shared *sh = value;
+
+	sh->b.lvl = (struct tb_level){ .last_ns = TB_MOVED_NS };
+	sh->b.empty_ns = 0;
+	memset(&sh->b.c, 0, sizeof(sh->b.c));
+}
+
+static int shared_stand_in(int from, int to)
+{
+	struct bpf_map_info fi = {}, ti = {};
+	__u32 len = sizeof(fi);
+
+	if (bpf_obj_get_info_by_fd(from, &fi, &len))
+		return -errno;
+	len = sizeof(ti);
+	if (bpf_obj_get_info_by_fd(to, &ti, &len))
+		return -errno;
+	return copy_array(from, to, &fi, &ti, stand_in);
+}
+
+int upgrade_copy(const struct upgrade_moves *mv, struct tb *skel)
+{
+	struct tb_maps m;
+	__u32 zero = 0;
 	int err = 0;
 
-	for (int i = 0; i < tb_map_count && !err; i++)
-		if (mv->old[i] >= 0)
-			err = copy_map(mv->old[i], m->fd[i]);
+	maps_from_skel(skel, &m);
+	for (int i = 0; i < tb_map_count && !err; i++) {
+		if (mv->old[i] < 0)
+			continue;
+		if (!datapath_writes[i])
+			err = upgrade_copy_map(mv->old[i], m.fd[i]);
+		else if (i == BUCKETS &&
+			 bpf_map_update_elem(bpf_map__fd(skel->maps.buckets_prev), &zero, &mv->old[i], BPF_ANY))
+			err = -errno;
+		else if (i == SHARED && mv->fresh[i])
+			err = shared_stand_in(mv->old[i], m.fd[i]);
+	}
 	return err;
+}
+
+/* Until it returns, no CPU still runs a program the hook held before:
+ * programs run under RCU, and MEMBARRIER_CMD_GLOBAL waits for a grace
+ * period. Where the kernel refuses it (nohz_full), a second is far
+ * longer than any program runs. */
+static void grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+}
+
+int upgrade_finish(const struct upgrade_moves *mv, struct tb *skel)
+{
+	struct tb_migrate_req req = {
+		.shared = mv->old[SHARED] >= 0,
+		.stats_cpus = mv->old[STATS] >= 0 ? libbpf_num_possible_cpus() : 0,
+	};
+	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } f = { req };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .repeat = 1);
+	__u32 zero = 0;
+
+	if (mv->old[BUCKETS] < 0 && !req.shared && !req.stats_cpus)
+		return 0;
+	grace_period();
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o))
+		return -errno;
+	if (o.retval != XDP_PASS)
+		return -EINVAL;
+	/* Everything moved: the older buckets go with the last reference. */
+	if (mv->old[BUCKETS] >= 0 && bpf_map_delete_elem(bpf_map__fd(skel->maps.buckets_prev), &zero) &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
 }
 
 int upgrade_abandon(const char *dev, struct upgrade_moves *mv)
 {
-	bool finished;
+	char path[PATH_MAX + 64];
+	int err = 0;
 
+	/* Only what this load made: pending maps a killed upgrade left are
+	 * in use by the program on the device. */
+	for (int i = 0; i < tb_map_count; i++) {
+		pin_of(dev, i, true, path, sizeof(path));
+		if (mv->old[i] >= 0 && mv->fresh[i] && unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
 	upgrade_moves_close(mv);
-	return upgrade_resume(dev, 0, &finished);
+	return err;
 }
 
-int upgrade_settle(const char *dev, struct upgrade_moves *mv)
+int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel)
 {
 	bool moved = false;
+	int err = upgrade_finish(mv, skel);
 
 	for (int i = 0; i < tb_map_count; i++)
 		moved |= mv->old[i] >= 0;
 	upgrade_moves_close(mv);
-	return moved ? settle_all(dev) : 0;
+	return err ? err : moved ? settle_all(dev) : 0;
 }
 
 unsigned int upgrade_layout_of(const struct tb_config *cfg)

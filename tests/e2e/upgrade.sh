@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Upgrades under traffic from every earlier layout, each built from this
-# repository's history:
+# repository's history, and to the next one, built from this tree as a
+# fixture (-DTB_FIXTURE_NEXT_LAYOUT):
 #   layout 1 (4cd9fe4): owed[] is new and every rule is published again;
 #   layout 2 (f9740f1): rules and config grew, so they are copied into new
 #                       maps, pinned aside and renamed into place once the
-#                       new program is hooked.
-# For each: the older build attaches and sets rules; this build's other
-# commands refuse the older pins; this build's attach upgrades them while
-# a source sends at twice its cap. The source stays within b + r*T across
-# the upgrade, its counters and the rules carry on, the program on the
+#                       new program is hooked;
+#   this layout to the fixture's: buckets, shared buckets and the global
+#                       counters grew, so the new program takes each bucket
+#                       over from the older map and the rest is merged once
+#                       the swap has settled.
+# For each: the older build attaches and sets rules; the newer build's
+# other commands refuse the older pins; its attach upgrades them while
+# sources send at twice their caps. They stay within b + r*T across the
+# upgrade, their counters and the rules carry on, the program on the
 # device uses the maps that are pinned, and nothing is left aside. Then the
 # upgrade is killed at every other bpf() call and at each rename: the next
 # attach finishes it (or does it again), with the rules intact and the
@@ -16,7 +21,8 @@
 . "$(dirname "$0")/lib.bash"
 setup
 
-LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { print $3 }' "$ROOT/bpf/tb_abi.h")
+# This build's layout: the last definition (the first is the fixture's).
+LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/tb_abi.h")
 run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 PINS=/sys/fs/bpf/tbctl/$DEV_R
 SECS=6
@@ -29,7 +35,7 @@ rules() { "$@" -j rule list dev "$DEV_R" | jq -cS 'sort_by(.prefix)'; }
 # The program on the device uses the pinned maps (not ones a rename missed).
 on_pins() {
 	local id maps m
-	id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
+	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
 	maps=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
 	for m in buckets rules prefixes_v4 config owed; do
 		jq -e --argjson id "$(bpftool -j map show pinned "$PINS/$m" | jq .id)" 'index($id) != null' \
@@ -41,88 +47,140 @@ consistent() { on_pins && nothing_aside; }
 # The maps tbctl pins: one rename each when an upgrade puts them in place.
 MAPS=$(grep -c '^[[:space:]]*X(' "$ROOT/bpf/tb_abi.h")
 
-upgrade_from() { # LAYOUT COMMIT
-	local from=$1 commit=$2 old=$tmp/v$1 before got bound passed code calls bad k
-	told() { run_r "$old/build/tbctl" "$@"; }
+# The shared prefix's source sends too, and the older build's rules.
+SHARED_SRC=198.18.32.10
+ip -n "$NS_S" addr add "$SHARED_SRC/16" dev "$DEV_S"
+netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "$SHARED_SRC"
+SHARED_RATE=250000      # 2mbit, and its default burst of 1 s
+# The program on the device holds no older buckets (buckets_prev empty).
+lets_go() {
+	local id m
+	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
+	for m in $(bpftool -j prog show id "$id" | jq '.map_ids[]'); do
+		if [[ $(bpftool -j map show id "$m" | jq -r .name) == buckets_prev ]]; then
+			[[ $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
+		fi
+	done
+}
+
+# Before a kill: 20 datagrams from a capped source and 20 from the shared
+# prefix, all within their bursts; after it, each counted exactly once.
+counted() {
+	in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 20 \
+		--pps 2000 >/dev/null &&
+		in_s "$TBGEN" send --src "$SHARED_SRC" --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 20 \
+			--pps 2000 >/dev/null
+}
+carried() {
+	local a s
+	a=$(show_field 198.18.0.10 passed_packets tnew)
+	s=$(tnew -j show dev "$DEV_R" | jq '[.[] | select(.address == "198.18.32.0/24")][0].passed_packets')
+	[[ $a == 20 && $s == 20 ]] || { echo "passed $a and $s, not 20 and 20"; return 1; }
+}
+
+# upgrade FROM OLD_TBCTL TO NEW_TBCTL
+upgrade() {
+	local from=$1 old=$2 to=$3 new=$4 before got bound passed code calls bad k sgot sbound spassed
+	told() { run_r "$old" "$@"; }
+	tnew() { run_r "$new" "$@"; }
 	old_rules() {
 		told rule set dev "$DEV_R" default rate 8mbit burst 16k early off &&
 			told rule set dev "$DEV_R" 198.18.0.16/28 rate 4mbit burst 8k &&
 			told rule set dev "$DEV_R" 198.18.32.0/24 rate 2mbit scope shared &&
 			told rule set dev "$DEV_R" 2001:db8::/64 rate 1mbit action monitor
 	}
-	mkdir -p "$old"
-	check "a layout-$from build, $commit, is in this repository's history" \
-		bash -c "git -C '$ROOT' archive $commit | tar -x -C '$old'"
-	check "it builds" make -s -C "$old" BUILD=build build/tbctl
-
 	check "layout $from attaches" told attach dev "$DEV_R" mode xdp
 	check "layout $from sets rules" old_rules
 	before=$(rules told)
-	check "this build refuses to read layout $from's pins, and says how to upgrade" \
-		bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R 2>$tmp/err && grep -q 'older tbctl build.*layout $from.*attach dev $DEV_R upgrades' $tmp/err"
+	check "layout $to refuses to read layout $from's pins, and says how to upgrade" \
+		bash -c "! nsenter --net=/var/run/netns/$NS_R $new rule list dev $DEV_R 2>$tmp/err && grep -q 'older tbctl build.*layout $from.*attach dev $DEV_R upgrades' $tmp/err"
 	check "status names the device as needing the upgrade" \
-		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
+		bash -c "nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
 
 	in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
 	local recv=$!
 	sleep 0.5
-	# Twice the cap in 500-byte datagrams; the upgrade lands mid-run.
+	# Twice the caps in 500-byte datagrams; the upgrade lands mid-run.
 	in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 4000 \
 		--seconds "$SECS" >"$tmp/sent" &
 	local send=$!
+	in_s "$TBGEN" send --src "$SHARED_SRC" --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 1000 \
+		--seconds "$SECS" >"$tmp/sent_shared" &
+	local send_shared=$!
 	sleep 2.5
-	tb attach dev "$DEV_R" 2>"$tmp/upgrade"
+	tnew attach dev "$DEV_R" 2>"$tmp/upgrade"
 	code=$?
-	wait "$send"
+	wait "$send" "$send_shared"
 	wait "$recv"
-	check "attach upgrades layout $from under traffic (exit $code: $(cat "$tmp/upgrade"))" \
-		bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout $from to $LAYOUT' $tmp/upgrade"
-	check "the rules are the same after the upgrade" [ "$(rules tb)" = "$before" ]
+	check "attach upgrades layout $from to $to under traffic (exit $code: $(cat "$tmp/upgrade"))" \
+		bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout $from to $to' $tmp/upgrade"
+	check "the rules are the same after the upgrade" [ "$(rules tnew)" = "$before" ]
 	check "the program on the device uses the pinned maps, and no pin is left aside" consistent
+	check "it holds no older buckets" lets_go
 	check "the upgraded device has owed[] and a healthy status" \
-		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
+		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
 
 	got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
 	bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
 	check "the capped source got ${got:-0} datagrams through" [ "${got:-0}" -gt 5000 ]
 	check "across the upgrade it admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound (a fresh bucket would add a burst)" \
 		[ "$((${got:-0} * FRAME))" -le "$bound" ]
-	passed=$(show_field 198.18.0.10 passed_packets)
+	passed=$(show_field 198.18.0.10 passed_packets tnew)
 	check "its bucket's counters carried on: $passed passed of ${got:-0} received" [ "${passed:-0}" -ge "${got:-0}" ]
-	check "the global counters carried on" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" -ge "${got:-0}" ]
-	check "attach again says nothing of an upgrade" [ -z "$(tb attach dev "$DEV_R" 2>&1)" ]
-	check "detach" tb detach dev "$DEV_R"
+	sgot=$(awk -v a="$SHARED_SRC" '$1 == a { print $2 }' "$tmp/recv")
+	sbound=$(window_bound "$tmp/sent_shared" $SHARED_RATE $SHARED_RATE $FRAME)
+	check "the shared prefix admitted $((${sgot:-0} * FRAME)) bytes <= b + r*T = $sbound across the upgrade" \
+		[ "${sgot:-0}" -gt 1000 -a "$((${sgot:-0} * FRAME))" -le "$sbound" ]
+	spassed=$(tnew -j show dev "$DEV_R" | jq '[.[] | select(.address == "198.18.32.0/24")][0].passed_packets')
+	check "its shared bucket's counters carried on: $spassed passed of ${sgot:-0} received" [ "${spassed:-0}" -ge "${sgot:-0}" ]
+	check "the global counters carried on" \
+		[ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -ge "$((${got:-0} + ${sgot:-0}))" ]
+	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
+	check "detach" tnew detach dev "$DEV_R"
 
 	# Killed at each bpf() call (every other one) and at each rename.
 	told attach dev "$DEV_R" mode xdp && old_rules
-	calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" 2>/dev/null | grep -c '^[0-9]* *bpf(')
+	calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$new" attach dev "$DEV_R" 2>/dev/null | grep -c '^[0-9]* *bpf(')
 	check "an upgrade from layout $from makes $calls bpf() calls" [ "$calls" -gt 20 ]
 	bad=0
 	for k in $(seq 1 2 $((calls + 1))) $(seq 1 "$MAPS" | sed 's/^/r/'); do
 		local call=bpf when=$k
 		[[ $k == r* ]] && call=rename when=${k#r}
-		tb detach dev "$DEV_R" >/dev/null 2>&1
-		told attach dev "$DEV_R" mode xdp && old_rules || { bad=1; echo "layout $from setup failed before kill $k"; }
+		tnew detach dev "$DEV_R" >/dev/null 2>&1
+		told attach dev "$DEV_R" mode xdp && old_rules && counted || { bad=1; echo "layout $from setup failed before kill $k"; }
 		run_r strace -f -qq -o /dev/null -e trace=$call -e inject=$call:signal=SIGKILL:when=$when \
-			"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
-		tb attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at $call $when: attach again failed"; }
-		[[ $(rules tb 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at $call $when: rules now $(rules tb 2>&1)"; }
-		[[ $(run_r "$TBCTL" attach dev "$DEV_R" 2>&1) == "" ]] || { bad=1; echo "kill at $call $when: not finished"; }
+			"$new" attach dev "$DEV_R" >/dev/null 2>&1
+		tnew attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at $call $when: attach again failed"; }
+		[[ $(rules tnew 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at $call $when: rules now $(rules tnew 2>&1)"; }
+		[[ $(run_r "$new" attach dev "$DEV_R" 2>&1) == "" ]] || { bad=1; echo "kill at $call $when: not finished"; }
 		consistent || { bad=1; echo "kill at $call $when: pins and program disagree"; }
+		lets_go || { bad=1; echo "kill at $call $when: the program kept the older buckets"; }
+		carried || { bad=1; echo "kill at $call $when: counters not carried exactly once"; }
 	done
-	check "upgrade from layout $from killed at every other of its $calls bpf() calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps" [ "$bad" = 0 ]
+	check "upgrade from layout $from killed at every other of its $calls bpf() calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
 	# Killed after the swap, before the rules' rename: detach removes it all.
-	tb detach dev "$DEV_R" >/dev/null 2>&1
+	tnew detach dev "$DEV_R" >/dev/null 2>&1
 	told attach dev "$DEV_R" mode xdp && old_rules
 	run_r strace -f -qq -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=2 \
-		"$TBCTL" attach dev "$DEV_R" >/dev/null 2>&1
+		"$new" attach dev "$DEV_R" >/dev/null 2>&1
 	check "a kill between the swap and the renames leaves the new maps pinned aside" \
 		bash -c "ls $PINS | grep -q ':pending'"
 	check "detach then removes the program and every pin, those aside too" \
-		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R && [ ! -e $PINS ] &&
+		bash -c "nsenter --net=/var/run/netns/$NS_R $new detach dev $DEV_R && [ ! -e $PINS ] &&
 			! ip -n $NS_R link show dev $DEV_R | grep -q prog/xdp"
+}
+
+upgrade_from() { # LAYOUT COMMIT
+	local old=$tmp/v$1
+	mkdir -p "$old"
+	check "a layout-$1 build, $2, is in this repository's history" \
+		bash -c "git -C '$ROOT' archive $2 | tar -x -C '$old'"
+	check "it builds" make -s -C "$old" BUILD=build build/tbctl
+	upgrade "$1" "$old/build/tbctl" "$LAYOUT" "$TBCTL"
 }
 
 upgrade_from 1 4cd9fe4
 upgrade_from 2 f9740f1
+check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
+upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

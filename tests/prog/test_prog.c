@@ -39,7 +39,7 @@ static void setup_hook(int key_dst, int egress)
 		fprintf(stderr, "load BPF object: %s\n", strerror(errno));
 		exit(2);
 	}
-	maps_from_obj(skel->obj, &m);
+	maps_from_skel(skel, &m);
 	rs = calloc(1, sizeof(*rs));
 	if (!rs || ruleset_load(rs, &m)) {
 		fprintf(stderr, "read rules: %s\n", strerror(errno));
@@ -1186,15 +1186,13 @@ static void shape_sets_departure_times(void)
 	teardown();
 }
 
-/* upgrade_copy, both ways a value can change size, for an array (copied
+/* upgrade_copy_map, both ways a value can change size, for an array (copied
  * in batches) and an LPM trie (entry by entry): every entry arrives, each
  * value by the beginning both layouts share, the rest zero. */
 static void copy_check(enum bpf_map_type type, __u32 key_size, __u32 from_size, __u32 to_size)
 {
-	enum { RULES = offsetof(struct tb_maps, rules) / sizeof(int), N = 5 };
+	enum { N = 5 };
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = type == BPF_MAP_TYPE_LPM_TRIE ? BPF_F_NO_PREALLOC : 0);
-	struct upgrade_moves mv;
-	struct tb_maps m;
 	unsigned char key[16], val[32], got[32];
 	int from = bpf_map_create(type, "from", key_size, from_size, 64, &o);
 	int to = bpf_map_create(type, "to", key_size, to_size, 64, &o);
@@ -1208,13 +1206,8 @@ static void copy_check(enum bpf_map_type type, __u32 key_size, __u32 from_size, 
 		memset(val, 0xa0 + i, sizeof(val));
 		CHECK(!bpf_map_update_elem(from, key, val, BPF_ANY), "fill entry %d: %s", i, strerror(errno));
 	}
-	for (int i = 0; i < TB_N_MAPS; i++) {
-		mv.old[i] = -1;
-		m.fd[i] = -1;
-	}
-	mv.old[RULES] = from;
-	m.fd[RULES] = to;
-	CHECK_EQ(upgrade_copy(&mv, &m), 0, "upgrade_copy, type %d, value %u -> %u", type, from_size, to_size);
+	CHECK_EQ(upgrade_copy_map(from, to), 0, "upgrade_copy_map, type %d, value %u -> %u", type, from_size,
+		 to_size);
 	for (int i = 0; i < N; i++) {
 		memset(key, 0, sizeof(key));
 		key[0] = type == BPF_MAP_TYPE_LPM_TRIE ? 24 : i;
@@ -1236,6 +1229,175 @@ static void upgrade_copies_values_by_their_common_beginning(void)
 	copy_check(BPF_MAP_TYPE_ARRAY, 4, 24, 8);
 	copy_check(BPF_MAP_TYPE_LPM_TRIE, 8, 4, 12);
 	copy_check(BPF_MAP_TYPE_LPM_TRIE, 8, 12, 4);
+}
+
+/* A bucket of map fd as it is there. */
+static struct tb_bucket bucket_in(int fd, const char *addr)
+{
+	struct tb_bucket b = {};
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	CHECK(!bpf_map_lookup_elem(fd, &a, &b), "%s has a bucket in map %d: %s", addr, fd, strerror(errno));
+	return b;
+}
+
+static struct tb_shared shared_in(int fd, __u32 slot)
+{
+	struct tb_shared sh = {};
+
+	CHECK(!bpf_map_lookup_elem_flags(fd, &slot, &sh, BPF_F_LOCK), "shared slot %u: %s", slot, strerror(errno));
+	return sh;
+}
+
+static struct tb_stats stats_in(int fd)
+{
+	struct tb_maps m;
+	struct tb_stats s = {};
+
+	for (int i = 0; i < TB_N_MAPS; i++)
+		m.fd[i] = -1;
+	m.stats = fd;
+	CHECK(!stats_sum(&m, &s), "read stats %d", fd);
+	return s;
+}
+
+/* An upgrade whose buckets, shared buckets and global counters grew, run
+ * with this build as both layouts: the older program (skel) and its maps
+ * carry state, the new program gets new ones and takes everything over.
+ * A bucket moves whole, as its address is next seen or by the merge after
+ * the swap; the older program finds what moved (or what the new program
+ * made) empty; the merge is safe to run twice. */
+static void upgrade_moves_buckets_and_counters(void)
+{
+	enum { BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
+	       SHARED = offsetof(struct tb_maps, shared) / sizeof(int),
+	       STATS = offsetof(struct tb_maps, stats) / sizeof(int) };
+	const char *kept[] = { "rules", "prefixes_v4", "prefixes_v6", "config", "locks", "dropcache", "owed" };
+	char d[32] = "198.18.43.1", e[32] = "";
+	struct upgrade_moves mv;
+	struct tb_maps om, nm;
+	struct tb_bucket b;
+	struct tb_shared sh;
+	struct tb_stats before, after;
+	struct tb_addr ka, kb;
+	struct frame f, fe;
+	struct tb *nskel;
+	int shared_rule, nxdp, outer;
+	__u32 zero = 0, slot, inner_id;
+
+	addr_parse(d, &ka);
+	for (int x = 44; x < 256 && !e[0]; x++) {
+		snprintf(e, sizeof(e), "198.18.%d.1", x);
+		addr_parse(e, &kb);
+		if (tb_dropcache_slot(&kb) != tb_dropcache_slot(&ka))
+			e[0] = 0;
+	}
+	if (!CHECK(e[0], "an address of 198.18.44.0 to 198.18.255.1 shares %s's drop cache slot", d))
+		return;
+	setup();
+	pin_cpu0();
+	set_owed_shift(16);
+	/* 10 B/s: nothing refills a frame's worth while an emulated kernel
+	 * loads the new object. */
+	set_rule("default", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	shared_rule = set_rule("198.18.40.0/24", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
+	slot = rs->rules[shared_rule].shared;
+	drain(xdp_fd, XDP_PASS, XDP_DROP, "198.18.41.1", &f);
+	frame_ipv4_len(&f, "198.18.41.2", 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "older program: 198.18.41.2 passes once");
+	frame_ipv4_len(&f, "198.18.40.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 2, "older program: the shared prefix passes 2 frames");
+	drain(xdp_fd, XDP_PASS, XDP_DROP, d, &f);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_DROP), 5, "older program: %s drops 5 more without the lock", d);
+	before = totals();
+
+	/* The new program: the older maps it keeps, new buckets, shared
+	 * buckets and counters, and the older ones bound as attach binds them. */
+	om = rs->m;
+	nskel = tb__open();
+	if (!CHECK(nskel, "open the new object"))
+		goto out;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(nskel->obj, kept[i]),
+					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
+	upgrade_moves_init(&mv);
+	CHECK(!upgrade_bind_prev(nskel, &mv, BUCKETS, om.buckets) && !upgrade_bind_prev(nskel, &mv, SHARED, om.shared) &&
+	      !upgrade_bind_prev(nskel, &mv, STATS, om.stats), "bind the older maps: %s", strerror(errno));
+	if (!CHECK(!tb__load(nskel), "load the new object: %s", strerror(errno)))
+		goto out_new;
+	maps_from_skel(nskel, &nm);
+	nxdp = bpf_program__fd(nskel->progs.tb_xdp);
+	mv.old[BUCKETS] = om.buckets;
+	mv.old[SHARED] = om.shared;
+	mv.old[STATS] = om.stats;
+	mv.fresh[BUCKETS] = mv.fresh[SHARED] = mv.fresh[STATS] = true;
+	CHECK_EQ(upgrade_copy(&mv, nskel), 0, "upgrade_copy hands over the older buckets");
+	sh = shared_in(nm.shared, slot);
+	CHECK(sh.b.lvl.last_ns == TB_MOVED_NS && sh.b.lvl.tokens == 0 && sh.b.c.passed_packets == 0,
+	      "the new shared bucket stands in empty, without counters");
+
+	/* Seen again: the drained address moves whole, and stays drained. */
+	frame_ipv4_len(&f, "198.18.41.1", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "new program: 198.18.41.1 is still drained");
+	b = bucket_in(nm.buckets, "198.18.41.1");
+	CHECK_EQ(b.c.passed_packets, 3, "its passed packets moved with it");
+	CHECK_EQ(b.c.dropped_packets, 2, "its drops moved with it, and the new one added");
+	b = bucket_in(om.buckets, "198.18.41.1");
+	CHECK(b.lvl.last_ns == TB_MOVED_NS && b.lvl.tokens == 0 && b.c.passed_packets == 0 &&
+	      b.c.dropped_packets == 0, "the older bucket is left moved: empty, no counters");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the older program finds it empty");
+	CHECK_EQ(bucket_in(om.buckets, "198.18.41.1").c.dropped_packets, 1, "and counts its drop there");
+	/* New to both: the older program cannot make it a fresh burst. */
+	frame_ipv4_len(&f, "198.18.41.3", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "new program: a new address passes");
+	b = bucket_in(om.buckets, "198.18.41.3");
+	CHECK(b.lvl.last_ns == TB_MOVED_NS && b.cost == TB_COST_BYTES, "a moved mark stands in the older map");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the older program finds the address empty");
+	/* Shared: denied until the merge. */
+	frame_ipv4_len(&f, "198.18.40.1", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "new program: the shared prefix is denied until the merge");
+	/* The drop cache holds d's older drops; e takes its slot in the new
+	 * program and flushes them: d moves then. */
+	frame_ipv4_len(&fe, e, 1000);
+	CHECK_EQ(pass_count(nxdp, &fe, 3, XDP_PASS), 3, "%s: the burst passes", e);
+	CHECK_EQ(pass_count(nxdp, &fe, 2, XDP_DROP), 2, "%s: a drop under the lock, then one without it, in %s's slot",
+		 e, d);
+	b = bucket_in(nm.buckets, d);
+	CHECK_EQ(b.c.passed_packets, 3, "%s: moved by the flush, passed packets and all", d);
+	CHECK_EQ(b.c.dropped_packets, 6, "%s: and its 5 pending drops added", d);
+	CHECK_EQ(bucket_in(om.buckets, d).lvl.last_ns, TB_MOVED_NS, "%s: left moved", d);
+
+	/* The merge: what is left moves, counters once. */
+	for (int round = 1; round <= 2; round++) {
+		CHECK_EQ(upgrade_finish(&mv, nskel), 0, "upgrade_finish, round %d", round);
+		b = bucket_in(nm.buckets, "198.18.41.2");
+		CHECK_EQ(b.c.passed_packets, 1, "round %d: an address not seen since moved, counters once", round);
+		CHECK(b.lvl.tokens >= 2000 * TB_NANO, "round %d: with its level", round);
+		b = bucket_in(nm.buckets, "198.18.41.1");
+		CHECK_EQ(b.c.dropped_packets, 3, "round %d: the older program's later drop added once", round);
+		sh = shared_in(nm.shared, slot);
+		CHECK_EQ(sh.b.c.passed_packets, 2, "round %d: shared passed packets merged once", round);
+		CHECK_EQ(sh.b.c.dropped_packets, 1, "round %d: with the denial counted since", round);
+		CHECK(sh.b.lvl.last_ns < TB_MOVED_NS && sh.b.lvl.tokens >= 1000 * TB_NANO,
+		      "round %d: shared level merged", round);
+		after = stats_in(nm.stats);
+		CHECK_EQ(after.c.passed_packets, before.c.passed_packets + 4,
+			 "round %d: global passed counters carried on, once", round);
+		CHECK_EQ(stats_in(om.stats).c.passed_packets, 0, "round %d: the older counters emptied", round);
+		CHECK(bpf_map_lookup_elem(bpf_map__fd(nskel->maps.buckets_prev), &zero, &inner_id) &&
+		      errno == ENOENT, "round %d: the new program let go of the older buckets", round);
+		outer = bpf_map__fd(nskel->maps.buckets_prev);
+		if (round == 1)
+			CHECK(!bpf_map_update_elem(outer, &zero, &om.buckets, BPF_ANY), "hand them over again");
+	}
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "after the merge the shared prefix passes from its level");
+out_new:
+	tb__destroy(nskel);
+	close(mv.inner);
+out:
+	unpin();
+	teardown();
 }
 
 TEST_LIST(
@@ -1269,6 +1431,7 @@ TEST_LIST(
 	T(dropcache_flushes_on_collision_and_batch),
 	T(evicted_bucket_starts_from_what_it_owed),
 	T(upgrade_copies_values_by_their_common_beginning),
+	T(upgrade_moves_buckets_and_counters),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 );

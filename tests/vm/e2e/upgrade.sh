@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# An upgrade whose buckets, shared buckets and global counters grew, on
+# Debian's kernel (make fixture builds the next layout's tbctl): this
+# build attaches and sets rules, the fixture's attach upgrades while a
+# source sends at twice its cap, and the source stays within b + r*T, its
+# counters carry on and the program lets go of the older buckets. Then an
+# upgrade killed between the swap and the merge is finished by the next
+# attach, every count carried exactly once.
+. "$(dirname "$0")/../../e2e/lib.bash"
+setup
+
+NEXT=$B/next/tbctl
+SECS=6
+RATE=250000     # 2mbit
+BURST=16384
+SIZE=500
+FRAME=$((SIZE + 42))
+PINS=/sys/fs/bpf/tbctl/$DEV_R
+tnext() { nsenter --net=/var/run/netns/"$NS_R" "$NEXT" "$@"; }
+# The program on the device holds no older buckets (buckets_prev empty).
+lets_go() {
+	local id m
+	id=$(tnext -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
+	for m in $(bpftool -j prog show id "$id" | jq '.map_ids[]'); do
+		if [[ $(bpftool -j map show id "$m" | jq -r .name) == buckets_prev ]]; then
+			[[ $(bpftool -j map dump id "$m" | jq length) == 0 ]] || return 1
+		fi
+	done
+}
+
+if [[ ! -x $NEXT ]]; then
+	fail "the next layout's tbctl is built ($NEXT: run make fixture)"
+	summary
+	exit
+fi
+check "this build attaches" tb attach dev "$DEV_R" mode xdp
+check "a per-address rule" tb rule set dev "$DEV_R" default rate 2mbit burst $BURST early off
+in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
+recv=$!
+sleep 0.5
+in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $SIZE --pps 1000 \
+	--seconds $SECS >"$tmp/sent" &
+send=$!
+sleep 2.5
+tnext attach dev "$DEV_R" 2>"$tmp/upgrade"
+code=$?
+wait "$send" "$recv"
+check "the next layout's attach upgrades under traffic (exit $code: $(cat "$tmp/upgrade"))" \
+	bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps' $tmp/upgrade"
+check "no pin is left aside" bash -c "! ls $PINS | grep -q ':pending'"
+check "the program holds no older buckets" lets_go
+got=$(awk '$1 == "198.18.0.10" { print $2 }' "$tmp/recv")
+bound=$(window_bound "$tmp/sent" $RATE $BURST $FRAME)
+check "the source got ${got:-0} datagrams through" [ "${got:-0}" -gt 1000 ]
+check "across the upgrade it admitted $((${got:-0} * FRAME)) bytes <= b + r*T = $bound" \
+	[ "$((${got:-0} * FRAME))" -le "$bound" ]
+passed=$(show_field 198.18.0.10 passed_packets tnext)
+check "its counters carried on: $passed passed of ${got:-0} received" [ "${passed:-0}" -ge "${got:-0}" ]
+check "detach" tnext detach dev "$DEV_R"
+
+# Killed once the new program is hooked, before the merge (the grace
+# period's membarrier): the next attach finishes it.
+tb attach dev "$DEV_R" mode xdp && tb rule set dev "$DEV_R" default rate 2mbit burst $BURST early off
+in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $SIZE --count 20 --pps 2000 >/dev/null
+(nsenter --net=/var/run/netns/"$NS_R" strace -f -qq -o /dev/null -e trace=membarrier \
+	-e inject=membarrier:signal=SIGKILL "$NEXT" attach dev "$DEV_R") >/dev/null 2>&1
+check "killed before the merge, the new maps wait aside" bash -c "ls $PINS | grep -q ':pending'"
+check "the next attach finishes the upgrade" bash -c "nsenter --net=/var/run/netns/$NS_R $NEXT attach dev $DEV_R 2>&1 | grep -q 'upgraded'"
+check "nothing is left aside" bash -c "! ls $PINS | grep -q ':pending'"
+check "the program holds no older buckets after it" lets_go
+passed=$(show_field 198.18.0.10 passed_packets tnext)
+check "the 20 datagrams counted before the kill are counted once: $passed" [ "${passed:-0}" = 20 ]
+check "detach" tnext detach dev "$DEV_R"
+summary
