@@ -53,16 +53,6 @@ static __always_inline struct tb_bucket *tb_prev_claim(void *prev, const struct 
 	return bpf_map_lookup_elem(prev, key);
 }
 
-static __always_inline void tb_counters_add(struct tb_counters *to, const struct tb_counters *c)
-{
-	to->passed_packets += c->passed_packets;
-	to->passed_bytes += c->passed_bytes;
-	to->dropped_packets += c->dropped_packets;
-	to->dropped_bytes += c->dropped_bytes;
-	to->monitored_packets += c->monitored_packets;
-	to->monitored_bytes += c->monitored_bytes;
-}
-
 /* Take older bucket ob over: into nb go its level, its cached rule and its
  * counters (fields later layouts added stay as nb has them), and ob is
  * left moved. A bucket already moved gives only the counters the older

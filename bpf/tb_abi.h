@@ -129,6 +129,19 @@ struct tb_counters {
 	__u64 monitored_bytes;
 };
 
+/* Always inlined: the datapath adds counters under a spin lock, where
+ * 6.1's verifier allows no call. */
+static inline __attribute__((always_inline)) void tb_counters_add(struct tb_counters *to,
+								  const struct tb_counters *c)
+{
+	to->passed_packets += c->passed_packets;
+	to->passed_bytes += c->passed_bytes;
+	to->dropped_packets += c->dropped_packets;
+	to->dropped_bytes += c->dropped_bytes;
+	to->monitored_packets += c->monitored_packets;
+	to->monitored_bytes += c->monitored_bytes;
+}
+
 /* buckets (LRU hash) value, keyed by struct tb_addr. */
 struct tb_bucket {
 	struct tb_level lvl;

@@ -112,16 +112,6 @@ static int by_dropped_desc(const void *x, const void *y)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static void add_counters(struct tb_counters *to, const struct tb_counters *c)
-{
-	to->passed_packets += c->passed_packets;
-	to->passed_bytes += c->passed_bytes;
-	to->dropped_packets += c->dropped_packets;
-	to->dropped_bytes += c->dropped_bytes;
-	to->monitored_packets += c->monitored_packets;
-	to->monitored_bytes += c->monitored_bytes;
-}
-
 static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
 {
 	struct dev_read *d = ctx;
@@ -131,7 +121,7 @@ static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void 
 	r.rule = ruleset_rule_of(d->rs, d->m, a, b, d->cfg.gen);
 	d->tracked++;
 	if (r.rule >= 0) {
-		add_counters(&d->sum[r.rule].c, &r.c);
+		tb_counters_add(&d->sum[r.rule].c, &r.c);
 		d->sum[r.rule].addrs++;
 	}
 	if (r.c.dropped_bytes)
