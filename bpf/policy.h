@@ -216,7 +216,7 @@ static __always_inline void tb_move(const struct tb_addr *key, struct tb_bucket 
 	struct tb_bucket nb = {}, *b = bpf_map_lookup_elem(&buckets, key);
 	__u32 stripe = tb_lock_index(key);
 	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
-	int took = 0;
+	int took;
 
 	if (!lk)
 		return;
