@@ -310,8 +310,8 @@ struct tb_stats {
 #define TB_STATS_COMMON (__builtin_offsetof(struct tb_stats, delayed_packets) + sizeof(__u64))
 
 /* Every map tbctl pins, in one list: name, type, key, value, and whether
- * the datapath writes it (such a map keeps its layout across upgrades;
- * see TB_LAYOUT). tbctl's struct tb_maps, its pin names, its layout check
+ * the datapath writes it (an upgrade that changes such a map moves what
+ * it holds instead of copying it, or refuses; see TB_LAYOUT). tbctl's struct tb_maps, its pin names, its layout check
  * and its upgrades are all made from it (user/state.h, user/state.c,
  * user/upgrade.c); bpf/maps.h declares the same maps. */
 #define TB_MAPS(X)                                                                  \

@@ -271,7 +271,7 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 		if (err == -EPROTO) {
 			snprintf(error_msg, sizeof(error_msg),
 				 "map %s changed (type %u, key %u, value %u bytes, %u entries; this build's: "
-				 "%u, %u, %u, %u) in a way no copy carries", tb_map_names[i], info.type,
+				 "%u, %u, %u, %u) in a way no upgrade carries", tb_map_names[i], info.type,
 				 info.key_size, info.value_size, info.max_entries, bpf_map__type(map),
 				 bpf_map__key_size(map), bpf_map__value_size(map), bpf_map__max_entries(map));
 		}

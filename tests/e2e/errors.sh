@@ -285,7 +285,7 @@ rm -f "$pins/dropcache"
 check "pin a dropcache of another value size" \
 	bpftool map create "$pins/dropcache" type percpu_array key 4 value 56 entries 256 name dropcache
 snap=$(state)
-expect_fail 1 "map dropcache changed (type 6, key 4, value 56 bytes, 256 entries; this build's: 6, 4, 48, 256) in a way no copy carries; detach, then attach" \
+expect_fail 1 "map dropcache changed (type 6, key 4, value 56 bytes, 256 entries; this build's: 6, 4, 48, 256) in a way no upgrade carries; detach, then attach" \
 	attach dev "$DEV_R"
 check "nothing set aside" bash -c "! ls $pins | grep -q pending"
 check "detach works over them" tb detach dev "$DEV_R"
