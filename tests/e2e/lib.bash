@@ -57,6 +57,21 @@ window_bound() {
 	awk -v r="$2" -v b="$3" -v f="$4" '$1 == "elapsed" { printf "%d", b + r * ($2 + 0.005) + f }' "$1"
 }
 
+# capped SRC RECV SENT RATE BURST FRAME MIN [tb|...]: a source's datagrams
+# (RECV from tbgen recv, SENT from its send) got through, more than MIN,
+# within b + r*T, and its bucket counted every one received.
+capped() {
+	local src=$1 recv=$2 sent=$3 rate=$4 burst=$5 frame=$6 min=$7 got bound passed
+	got=$(awk -v s="$src" '$1 == s { print $2 }' "$recv")
+	bound=$(window_bound "$sent" "$rate" "$burst" "$frame")
+	check "$src got ${got:-0} datagrams through" [ "${got:-0}" -gt "$min" ]
+	check "$src admitted $((${got:-0} * frame)) bytes <= b + r*T = $bound" \
+		[ "$((${got:-0} * frame))" -le "$bound" ]
+	passed=$(show_field "$src" passed_packets "${8:-tb}")
+	check "its bucket counted every datagram received: ${passed:-0} of ${got:-0}" [ "${passed:-0}" -ge "${got:-0}" ]
+	CAPPED_GOT=${got:-0}
+}
+
 # Integer arithmetic helpers for bounds.
 between() { # LOW VALUE HIGH
 	[[ $1 -le $2 && $2 -le $3 ]]
