@@ -814,22 +814,30 @@ static void evicted_bucket_starts_from_what_it_owed(void)
 	teardown();
 }
 
+/* An address 198.18.X.1, X from first to 255, that shares a's drop cache
+ * slot, into out; false when none does. */
+static bool slot_mate(const char *a, int first, char *out, size_t len)
+{
+	struct tb_addr ka, kb;
+
+	addr_parse(a, &ka);
+	for (int x = first; x < 256; x++) {
+		snprintf(out, len, "198.18.%d.1", x);
+		addr_parse(out, &kb);
+		if (tb_dropcache_slot(&kb) == tb_dropcache_slot(&ka))
+			return true;
+	}
+	return false;
+}
+
 /* Direct mapped, per CPU: an address taking another's slot flushes the
  * other's counts into its bucket; a slot flushes itself after a batch. */
 static void dropcache_flushes_on_collision_and_batch(void)
 {
 	char a[32] = "198.18.23.1", other[32] = "";
-	struct tb_addr ka, kb;
 	struct frame fa, fb;
 
-	addr_parse(a, &ka);
-	for (int x = 24; x < 256 && !other[0]; x++) {
-		snprintf(other, sizeof(other), "198.18.%d.1", x);
-		addr_parse(other, &kb);
-		if (tb_dropcache_slot(&kb) != tb_dropcache_slot(&ka))
-			other[0] = 0;
-	}
-	CHECK(other[0], "an address of 198.18.24.0 to 198.18.255.1 shares %s's slot", a);
+	CHECK(slot_mate(a, 24, other, sizeof(other)), "an address of 198.18.24.0 to 198.18.255.1 shares %s's slot", a);
 	setup();
 	pin_cpu0();
 	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
@@ -1280,20 +1288,12 @@ static void upgrade_moves_buckets_and_counters(void)
 	struct tb_bucket b;
 	struct tb_shared sh;
 	struct tb_stats before, after;
-	struct tb_addr ka, kb;
 	struct frame f, fe;
 	struct tb *nskel;
 	int shared_rule, nxdp, outer;
 	__u32 zero = 0, slot, inner_id;
 
-	addr_parse(d, &ka);
-	for (int x = 44; x < 256 && !e[0]; x++) {
-		snprintf(e, sizeof(e), "198.18.%d.1", x);
-		addr_parse(e, &kb);
-		if (tb_dropcache_slot(&kb) != tb_dropcache_slot(&ka))
-			e[0] = 0;
-	}
-	if (!CHECK(e[0], "an address of 198.18.44.0 to 198.18.255.1 shares %s's drop cache slot", d))
+	if (!CHECK(slot_mate(d, 44, e, sizeof(e)), "an address of 198.18.44.0 to 198.18.255.1 shares %s's drop cache slot", d))
 		return;
 	setup();
 	pin_cpu0();
