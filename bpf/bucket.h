@@ -111,6 +111,37 @@ static __always_inline int tb_early_armed(__u64 tokens, __u64 peak, const struct
 	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= peak;
 }
 
+/* Level l of a bucket holding credit (granted << 32 | unspent, units;
+ * struct tb_bucket) refilled to now as if none of the credit had been
+ * spent, to the burst less what was granted, plus the credit unspent:
+ * what the bucket holds once its credit returns to the level. Spent
+ * credit frees room that refills only from now, whenever it was spent, so
+ * level and credit together never exceed the burst nor grow faster than
+ * the rate. */
+static __always_inline __u64 tb_unspend(const struct tb_level *l, __u64 now,
+					const struct tb_rate *r, __u64 credit)
+{
+	struct tb_rate under = *r;
+	__u64 granted = (credit >> 32) * TB_NANO;
+
+	under.cap = granted < r->cap ? r->cap - granted : 0;
+	return tb_refill(l, now, &under) + (credit & 0xffffffffULL) * TB_NANO;
+}
+
+/* Units to set aside as credit from level l (nano-units) after a charge:
+ * 1/2^TB_CREDIT_SHIFT of the burst, if the level stays above the early
+ * range after it, where every packet must meet the early signal under the
+ * lock; else 0. Packets the credit admits skip the signal, so it is kept
+ * to that small part of the burst. */
+static __always_inline __u32 tb_credit_grant(const struct tb_level *l, const struct tb_rate *r)
+{
+	__u64 g = (r->cap >> TB_CREDIT_SHIFT) / TB_NANO;
+
+	if (!g || g > 0xffffffffULL || l->tokens < r->early + g * TB_NANO)
+		return 0;
+	return g;
+}
+
 /* A full bucket, as every new address starts unless it owes. */
 static __always_inline void tb_fill(struct tb_level *l, __u64 now,
 				    const struct tb_rate *r)

@@ -133,24 +133,35 @@ static __always_inline int tb_tail_drops(int action, int can_delay)
 	return action != TB_ACTION_SHAPE || !can_delay;
 }
 
-/* Charge and count in the bucket; the caller holds its lock. */
+/* Charge and count in the bucket; the caller holds its lock. Credit
+ * returns to the level first (bucket.h, tb_unspend), so the charge sees
+ * all the bucket holds; tb_grant sets some aside again after it. */
 static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms *t,
 				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
 	int out;
 
 	if (b->cost != t->unit) {
-		/* The level is in the other unit; nothing carries over. */
+		/* The level is in the other unit; nothing carries over, and
+		 * no credit either. */
+		if (READ_ONCE(b->credit))
+			__sync_lock_test_and_set(&b->credit, 0);
 		tb_fill(&b->lvl, now, &t->r);
 		b->cost = t->unit;
+	} else if (READ_ONCE(b->credit)) {
+		__u64 credit = __sync_lock_test_and_set(&b->credit, 0);
+
+		b->lvl.tokens = tb_unspend(&b->lvl, now, &t->r, credit);
+		if (now > b->lvl.last_ns)
+			b->lvl.last_ns = now;
 	}
 	out = tb_decide(&b->lvl, t, now, depart);
 	/* After a tail drop, until the bucket can pay again, packets are
 	 * dropped without the lock (tb_police_addr). */
 	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
 	if (out <= TB_DELAYED) {
-		b->c.passed_packets += pkts;
-		b->c.passed_bytes += len;
+		__sync_fetch_and_add(&b->c.passed_packets, pkts);
+		__sync_fetch_and_add(&b->c.passed_bytes, len);
 	} else if (t->action == TB_ACTION_MONITOR) {
 		b->c.monitored_packets += pkts;
 		b->c.monitored_bytes += len;
@@ -159,6 +170,39 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 		b->c.dropped_bytes += len;
 	}
 	return out;
+}
+
+/* After a charge that passed, set credit aside from the level of a
+ * per-address bucket (tb_account took any older credit back). The caller
+ * holds the lock. */
+static __always_inline void tb_grant(struct tb_bucket *b, const struct tb_rate *r, int out)
+{
+	__u32 g;
+
+	if (out != TB_FIT)
+		return;
+	g = tb_credit_grant(&b->lvl, r);
+	if (!g)
+		return;
+	b->lvl.tokens -= (__u64)g * TB_NANO;
+	WRITE_ONCE(b->credit, (__u64)g << 32 | g);
+}
+
+/* Admit a packet of units from the bucket's credit, without the lock: a
+ * compare-and-swap, retried a few times against other CPUs doing the
+ * same. 0 when the credit cannot pay: the packet takes the lock. */
+static __always_inline int tb_spend_credit(struct tb_bucket *b, __u64 units)
+{
+	__u64 c = READ_ONCE(b->credit), seen;
+
+	/* Only the unspent half changes; it cannot borrow from the other. */
+	for (int i = 0; i < 4 && (c & 0xffffffffULL) >= units; i++) {
+		seen = __sync_val_compare_and_swap(&b->credit, c, c - units);
+		if (seen == c)
+			return 1;
+		c = seen;
+	}
+	return 0;
 }
 
 /* Count the outcome globally and turn it into the hook's verdict. */
@@ -359,6 +403,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
 			}
 			out = tb_account(&nb, t, now, len, pkts, depart);
+			tb_grant(&nb, &t->r, out);
 			tb_owe(slot, out, &nb.lvl, &t->r);
 			bpf_spin_unlock(&lk->lock);
 			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST)) {
@@ -388,6 +433,14 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			tb_dropcache_count(key, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
+		/* Admitted from credit: no lock, and no write but the credit
+		 * and the passed counters. */
+		if (b->cost == rule->cost &&
+		    tb_spend_credit(b, rule->cost == TB_COST_PACKETS ? 1 : len)) {
+			__sync_fetch_and_add(&b->c.passed_packets, pkts);
+			__sync_fetch_and_add(&b->c.passed_bytes, len);
+			return tb_count(st, TB_FIT, rule->action, len, pkts);
+		}
 		tb_terms_of(rule, len, t);
 	}
 
@@ -408,6 +461,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		b->rule = id;
 	}
 	out = tb_account(b, t, now, len, pkts, depart);
+	tb_grant(b, &t->r, out);
 	tb_owe(slot, out, &b->lvl, &t->r);
 	bpf_spin_unlock(&lk->lock);
 	return tb_count(st, out, t->action, len, pkts);

@@ -93,6 +93,10 @@ struct tb_rate {
  * (charge.h, tb_mark_spent): at RTT ~ 0 that nearly halved retransmits
  * (README, "TCP"). */
 #define TB_MARK_DROP_SHIFT 1
+/* A bucket above its early range sets 1/2^TB_CREDIT_SHIFT of its burst
+ * aside as credit (bucket.h, tb_credit_grant), from which packets are
+ * admitted with one compare-and-swap instead of the lock (policy.h). */
+#define TB_CREDIT_SHIFT 6
 
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then
@@ -134,8 +138,9 @@ struct tb_counters {
 static inline __attribute__((always_inline)) void tb_counters_add(struct tb_counters *to,
 								  const struct tb_counters *c)
 {
-	to->passed_packets += c->passed_packets;
-	to->passed_bytes += c->passed_bytes;
+	/* Atomic: packets admitted from credit add to these without the lock. */
+	__sync_fetch_and_add(&to->passed_packets, c->passed_packets);
+	__sync_fetch_and_add(&to->passed_bytes, c->passed_bytes);
 	to->dropped_packets += c->dropped_packets;
 	to->dropped_bytes += c->dropped_bytes;
 	to->monitored_packets += c->monitored_packets;
@@ -156,13 +161,24 @@ struct tb_bucket {
 	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
 	__u8 pad;
 	struct tb_counters c;
+	/* Credit: units set aside from lvl for packets admitted without the
+	 * lock (policy.h), as granted << 32 | unspent. Spent by compare-and-
+	 * swap, granted only under the lock. Until the next locked charge
+	 * takes it back, lvl refills to at most the burst less what was
+	 * granted, as if none were spent, so spent credit refills only from
+	 * then on, and level and credit never hold more than the burst
+	 * (bucket.h, tb_unspend). Packets admitted from credit add to the
+	 * passed counters atomically, so every writer of those does. */
+	__u64 credit;
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
 #endif
 };
 
 /* What every layout's struct tb_bucket holds, at these offsets: all that
- * an upgrade moves from an older layout's buckets into this one's. */
+ * an upgrade moves from an older layout's buckets into this one's. A
+ * later layout that moves buckets of this one must also take the credit
+ * (by atomic exchange: this layout's program may still be spending it). */
 #define TB_BUCKET_COMMON (__builtin_offsetof(struct tb_bucket, c) + sizeof(struct tb_counters))
 /* The largest older bucket an upgrade moves (bpf/migrate.h, its marks). */
 #define TB_BUCKET_PREV_MAX 256
@@ -273,12 +289,13 @@ struct tb_config {
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
  *   3: spare room at the end of struct tb_rule and struct tb_config.
+ *   4: credit in struct tb_bucket.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 4
+#define TB_LAYOUT 5
 #else
-#define TB_LAYOUT 3
+#define TB_LAYOUT 4
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has

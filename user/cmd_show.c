@@ -143,7 +143,9 @@ static void print_row(struct show *sh, const struct row *r)
 		rule_format(rule, rname, sizeof(rname));
 		if (r->shared)
 			strcpy(addr, rname);
-		tokens = r->b.cost == rule->cost ? tb_refill(&r->b.lvl, sh->now, &rule->r) / TB_NANO : rule->burst;
+		tokens = r->b.cost == rule->cost ?
+				 tb_unspend(&r->b.lvl, sh->now, &rule->r, r->b.credit) / TB_NANO :
+				 rule->burst;
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
 	if (out.json) {

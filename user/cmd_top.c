@@ -115,7 +115,9 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx
 	if (r->rule >= 0) {
 		const struct tb_rule *rule = &s->rs->rules[r->rule];
 
-		r->tokens = b->cost == rule->cost ? tb_refill(&b->lvl, s->now, &rule->r) / TB_NANO : rule->burst;
+		r->tokens = b->cost == rule->cost ?
+				    tb_unspend(&b->lvl, s->now, &rule->r, b->credit) / TB_NANO :
+				    rule->burst;
 	}
 	return 0;
 }

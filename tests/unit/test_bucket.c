@@ -296,6 +296,68 @@ static void eviction_adds_no_burst(void)
 	CHECK(admitted > SEQS * N / 10, "the property saw admissions (%d)", admitted);
 }
 
+/* Credit (struct tb_bucket): units set aside from the level after a
+ * charge that passed, spent without the lock at any moment, taken back by
+ * the next locked charge. Whenever it is spent, level and credit together
+ * keep b + r*T in every window, and the credit costs little of the rate. */
+static void credit_keeps_the_bound(void)
+{
+	enum { SEQS = 300, N = 400 };
+	static __u64 t[N], cum[N + 1];
+	int violations = 0, from_credit = 0, grants = 0;
+	__u64 admitted = 0, plain = 0;
+
+	srand(777);
+	for (int s = 0; s < SEQS; s++) {
+		__u64 rate = 1000 + (__u64)rand() % 1000000;
+		struct tb_rate r = tb_rate_make(rate, 6400 + (__u64)rand() % 200000);
+		struct tb_level l, lp;
+		__u64 now = SEC + (__u64)rand() * 1000, credit = 0;
+
+		tb_fill(&l, now, &r);
+		lp = l;
+		cum[0] = 0;
+		for (int i = 0; i < N; i++) {
+			__u64 units = 64 + rand() % 1437;
+			int fit;
+
+			now += rand() % 4 == 0 ? 0 : (__u64)rand() % (5 * MS);
+			t[i] = now;
+			if ((credit & 0xffffffffULL) >= units && rand() % 8) {
+				credit -= units;
+				fit = 1;
+				from_credit++;
+			} else {
+				if (credit) {
+					l.tokens = tb_unspend(&l, now, &r, credit);
+					l.last_ns = now > l.last_ns ? now : l.last_ns;
+					credit = 0;
+				}
+				fit = admit(&l, now, units, &r);
+				if (fit) {
+					__u32 g = tb_credit_grant(&l, &r);
+
+					l.tokens -= (__u64)g * TB_NANO;
+					credit = (__u64)g << 32 | g;
+					grants += g != 0;
+				}
+			}
+			cum[i + 1] = cum[i] + (fit ? units : 0);
+			plain += admit(&lp, now, units, &r) ? units : 0;
+		}
+		for (int i = 0; i < N; i++)
+			for (int j = i; j < N; j++)
+				if ((cum[j + 1] - cum[i]) * TB_NANO > r.cap + rate * (t[j] - t[i]))
+					violations++;
+		admitted += cum[N];
+	}
+	CHECK_EQ(violations, 0, "windows exceeding b + r*T");
+	CHECK(grants > SEQS && from_credit > SEQS * N / 10,
+	      "the property saw credit granted (%d times) and spent (%d packets)", grants, from_credit);
+	CHECK(admitted * 100 >= plain * 99, "%llu units admitted, %llu without credit",
+	      (unsigned long long)admitted, (unsigned long long)plain);
+}
+
 /* Re-created at once, a drained bucket is still drained; after a long idle
  * it is exactly full, as the evicted one would be (the seed's idle rule).
  * A slot mate that took one packet costs a re-created bucket at most that
@@ -339,6 +401,7 @@ TEST_LIST(
 	T(earn_time_is_a_tight_lower_bound),
 	T(eviction_adds_no_burst),
 	T(restored_bucket_owes_what_it_took),
+	T(credit_keeps_the_bound),
 );
 
 int main(int argc, char **argv)
