@@ -6,6 +6,8 @@
 #   layout 2 (f9740f1): rules and config grew, so they are copied into new
 #                       maps, pinned aside and renamed into place once the
 #                       new program is hooked;
+#   layout 3 (123fc4c): buckets grew (their credit), so the new program
+#                       takes each bucket over from the older map;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -177,6 +179,7 @@ upgrade_from() { # LAYOUT COMMIT
 
 upgrade_from 1 4cd9fe4
 upgrade_from 2 f9740f1
+upgrade_from 3 123fc4c
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary
