@@ -128,18 +128,16 @@ static __always_inline __u64 tb_unspend(const struct tb_level *l, __u64 now,
 	return tb_refill(l, now, &under) + (credit & 0xffffffffULL) * TB_NANO;
 }
 
-/* Units to set aside as credit from level l (nano-units) after a charge:
- * 1/2^TB_CREDIT_SHIFT of the burst, if the level stays above the early
- * range after it, where every packet must meet the early signal under the
- * lock; else 0. Packets the credit admits skip the signal, so it is kept
- * to that small part of the burst. */
-static __always_inline __u32 tb_credit_grant(const struct tb_level *l, const struct tb_rate *r)
+/* Whether a credit of units (1/2^TB_CREDIT_SHIFT of the burst: tbctl's
+ * rule holds the burst in units, so no division) may be set aside from
+ * level l after a charge: only if the level stays above the early range
+ * after it, where every packet must meet the early signal under the lock.
+ * Packets the credit admits skip the signal, so it is kept to that small
+ * part of the burst. */
+static __always_inline int tb_credit_fits(const struct tb_level *l, const struct tb_rate *r,
+					  __u32 units)
 {
-	__u64 g = (r->cap >> TB_CREDIT_SHIFT) / TB_NANO;
-
-	if (!g || g > 0xffffffffULL || l->tokens < r->early + g * TB_NANO)
-		return 0;
-	return g;
+	return units && l->tokens >= r->early + (__u64)units * TB_NANO;
 }
 
 /* A full bucket, as every new address starts unless it owes. */

@@ -28,6 +28,7 @@ struct tb_terms {
 	__u8 ect;               /* the packet is ECN-capable */
 	__u8 aggregate;         /* a GSO/GRO packet of several segments */
 	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
+	__u32 credit;           /* units a charge that passes sets aside (bucket.h) */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the

@@ -115,6 +115,7 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len,
 	t->cost = tb_cost_of(rule, len);
 	t->action = rule->action;
 	t->horizon_ns = rule->horizon_ns;
+	t->credit = rule->burst >> TB_CREDIT_SHIFT <= 0xffffffffULL ? rule->burst >> TB_CREDIT_SHIFT : 0;
 }
 
 /* The early signal's draw, for a packet about to take the lock: no
@@ -175,17 +176,12 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 /* After a charge that passed, set credit aside from the level of a
  * per-address bucket (tb_account took any older credit back). The caller
  * holds the lock. */
-static __always_inline void tb_grant(struct tb_bucket *b, const struct tb_rate *r, int out)
+static __always_inline void tb_grant(struct tb_bucket *b, const struct tb_terms *t, int out)
 {
-	__u32 g;
-
-	if (out != TB_FIT)
+	if (out != TB_FIT || !tb_credit_fits(&b->lvl, &t->r, t->credit))
 		return;
-	g = tb_credit_grant(&b->lvl, r);
-	if (!g)
-		return;
-	b->lvl.tokens -= (__u64)g * TB_NANO;
-	WRITE_ONCE(b->credit, (__u64)g << 32 | g);
+	b->lvl.tokens -= (__u64)t->credit * TB_NANO;
+	WRITE_ONCE(b->credit, (__u64)t->credit << 32 | t->credit);
 }
 
 /* Admit a packet of units from the bucket's credit, without the lock: a
@@ -403,7 +399,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 				tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
 			}
 			out = tb_account(&nb, t, now, len, pkts, depart);
-			tb_grant(&nb, &t->r, out);
+			tb_grant(&nb, t, out);
 			tb_owe(slot, out, &nb.lvl, &t->r);
 			bpf_spin_unlock(&lk->lock);
 			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST)) {
@@ -461,7 +457,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		b->rule = id;
 	}
 	out = tb_account(b, t, now, len, pkts, depart);
-	tb_grant(b, &t->r, out);
+	tb_grant(b, t, out);
 	tb_owe(slot, out, &b->lvl, &t->r);
 	bpf_spin_unlock(&lk->lock);
 	return tb_count(st, out, t->action, len, pkts);

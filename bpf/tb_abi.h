@@ -94,7 +94,7 @@ struct tb_rate {
  * (README, "TCP"). */
 #define TB_MARK_DROP_SHIFT 1
 /* A bucket above its early range sets 1/2^TB_CREDIT_SHIFT of its burst
- * aside as credit (bucket.h, tb_credit_grant), from which packets are
+ * aside as credit (bucket.h, tb_credit_fits), from which packets are
  * admitted with one compare-and-swap instead of the lock (policy.h). */
 #define TB_CREDIT_SHIFT 6
 

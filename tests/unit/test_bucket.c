@@ -310,7 +310,9 @@ static void credit_keeps_the_bound(void)
 	srand(777);
 	for (int s = 0; s < SEQS; s++) {
 		__u64 rate = 1000 + (__u64)rand() % 1000000;
-		struct tb_rate r = tb_rate_make(rate, 6400 + (__u64)rand() % 200000);
+		__u64 burst = 6400 + (__u64)rand() % 200000;
+		struct tb_rate r = tb_rate_make(rate, burst);
+		__u32 units_set = burst >> TB_CREDIT_SHIFT;
 		struct tb_level l, lp;
 		__u64 now = SEC + (__u64)rand() * 1000, credit = 0;
 
@@ -334,12 +336,10 @@ static void credit_keeps_the_bound(void)
 					credit = 0;
 				}
 				fit = admit(&l, now, units, &r);
-				if (fit) {
-					__u32 g = tb_credit_grant(&l, &r);
-
-					l.tokens -= (__u64)g * TB_NANO;
-					credit = (__u64)g << 32 | g;
-					grants += g != 0;
+				if (fit && tb_credit_fits(&l, &r, units_set)) {
+					l.tokens -= (__u64)units_set * TB_NANO;
+					credit = (__u64)units_set << 32 | units_set;
+					grants++;
 				}
 			}
 			cum[i + 1] = cum[i] + (fit ? units : 0);
