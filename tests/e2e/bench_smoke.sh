@@ -20,7 +20,7 @@ for k in floor_ns tbctl_ns tbctl_10k_rules_ns; do
 done
 check "many addresses: a bucket for every address" \
 	jq -e '.micro.many_addresses.tbctl_buckets_created == .micro.many_addresses.addresses' "$r" >/dev/null
-for lim in over under; do
+for lim in flood over under; do
 	for k in one_cpu_ns two_cpus_ns_per_thread two_cpus_passed_bytes two_cpus_bound_bytes; do
 		check "contention ($lim the limit) figure $k" jq -e ".micro.contention.$lim.$k > 0" "$r" >/dev/null
 	done
@@ -49,7 +49,7 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 21 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "every target has a measured ratio" jq -e '(.targets | length) == 22 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 7 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]
