@@ -278,24 +278,35 @@ static __always_inline void tb_move(const struct tb_addr *key, struct tb_bucket 
 	}
 }
 
-/* Add a slot's pending counts to its address's bucket, under the lock
- * the locked path counts under, and empty it. A bucket evicted meanwhile
- * took its counters with it. */
-static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
+/* The bucket a cache slot of addr flushes into, with its stripe's lock:
+ * during an upgrade, an older bucket not moved yet is moved first. 0 when
+ * there is none: a bucket evicted meanwhile took its counters with it. */
+static __always_inline struct tb_bucket *tb_flush_target(const struct tb_addr *addr,
+							 struct tb_lock **lk)
 {
-	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, &s->addr);
+	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, addr);
 	void *prev;
-	__u32 stripe = tb_lock_index(&s->addr);
-	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+	__u32 stripe = tb_lock_index(addr);
 
+	*lk = bpf_map_lookup_elem(&locks, &stripe);
 	if (!b && (prev = tb_prev_buckets())) {
-		struct tb_bucket *ob = bpf_map_lookup_elem(prev, &s->addr);
+		struct tb_bucket *ob = bpf_map_lookup_elem(prev, addr);
 
 		if (ob) {
-			tb_move(&s->addr, ob);
-			b = bpf_map_lookup_elem(&buckets, &s->addr);
+			tb_move(addr, ob);
+			b = bpf_map_lookup_elem(&buckets, addr);
 		}
 	}
+	return *lk ? b : 0;
+}
+
+/* Add a slot's pending counts to its address's bucket, under the lock
+ * the locked path counts under, and empty it. */
+static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
+{
+	struct tb_lock *lk;
+	struct tb_bucket *b = tb_flush_target(&s->addr, &lk);
+
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
 		b->c.dropped_packets += s->dropped_packets;
@@ -308,6 +319,30 @@ static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
 	s->monitored_packets = s->monitored_bytes = 0;
 }
 
+static __always_inline void tb_passcache_flush(struct tb_passslot *s)
+{
+	struct tb_lock *lk;
+	struct tb_bucket *b = tb_flush_target(&s->addr, &lk);
+
+	if (b && lk) {
+		bpf_spin_lock(&lk->lock);
+		/* Atomic: during an upgrade from layout 4 its program still
+		 * adds to these without the lock. */
+		__sync_fetch_and_add(&b->c.passed_packets, s->passed_packets);
+		__sync_fetch_and_add(&b->c.passed_bytes, s->passed_bytes);
+		bpf_spin_unlock(&lk->lock);
+	}
+	s->passed_packets = s->passed_bytes = 0;
+}
+
+/* Whether a cache slot whose address is *at is key's. */
+static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct tb_addr *key)
+{
+	const __u64 *a = (const __u64 *)at, *k = (const __u64 *)key;
+
+	return a[0] == k[0] && a[1] == k[1];
+}
+
 /* Count an over-limit packet of key in this CPU's dropcache: the bucket's
  * counters are written only once a batch (or a collision) flushes them. */
 static __always_inline void tb_dropcache_count(const struct tb_addr *key, int monitor, __u64 len,
@@ -315,13 +350,11 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 {
 	__u32 i = tb_dropcache_slot(key);
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
-	const __u64 *k = (const __u64 *)key, *a;
 	__u64 n;
 
 	if (!s)
 		return;
-	a = (const __u64 *)&s->addr;
-	if (a[0] != k[0] || a[1] != k[1]) {
+	if (!tb_slot_holds(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets)
 			tb_dropcache_flush(s);
 		s->addr = *key;
@@ -335,6 +368,35 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 	}
 	if (n >= TB_DROPCACHE_BATCH)
 		tb_dropcache_flush(s);
+}
+
+/* Count a packet of key admitted from credit at now in this CPU's
+ * passcache, or, while the slot holds another address counted there
+ * within the hold, in bucket b (tb_abi.h, struct tb_passslot). */
+static __always_inline void tb_passcache_count(struct tb_bucket *b, const struct tb_addr *key,
+					       __u64 len, __u32 pkts, __u64 now)
+{
+	__u32 i = tb_dropcache_slot(key);
+	struct tb_passslot *s = bpf_map_lookup_elem(&passcache, &i);
+
+	if (s && !tb_slot_holds(&s->addr, key)) {
+		if (!s->passed_packets || now - s->last_ns >= TB_PASSCACHE_HOLD_NS) {
+			if (s->passed_packets)
+				tb_passcache_flush(s);
+			s->addr = *key;
+		} else {
+			s = 0;
+		}
+	}
+	if (!s) {
+		__sync_fetch_and_add(&b->c.passed_packets, pkts);
+		__sync_fetch_and_add(&b->c.passed_bytes, len);
+		return;
+	}
+	s->last_ns = now;
+	s->passed_bytes += len;
+	if ((s->passed_packets += pkts) >= TB_DROPCACHE_BATCH)
+		tb_passcache_flush(s);
 }
 
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
@@ -429,12 +491,11 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			tb_dropcache_count(key, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
-		/* Admitted from credit: no lock, and no write but the credit
-		 * and the passed counters. */
+		/* Admitted from credit: no lock, and no write to the bucket
+		 * but the credit; counted in this CPU's passcache. */
 		if (b->cost == rule->cost &&
 		    tb_spend_credit(b, rule->cost == TB_COST_PACKETS ? 1 : len)) {
-			__sync_fetch_and_add(&b->c.passed_packets, pkts);
-			__sync_fetch_and_add(&b->c.passed_bytes, len);
+			tb_passcache_count(b, key, len, pkts, now);
 			return tb_count(st, TB_FIT, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, t);

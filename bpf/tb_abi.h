@@ -138,7 +138,9 @@ struct tb_counters {
 static inline __attribute__((always_inline)) void tb_counters_add(struct tb_counters *to,
 								  const struct tb_counters *c)
 {
-	/* Atomic: packets admitted from credit add to these without the lock. */
+	/* Atomic: during an upgrade from layout 4, whose program adds
+	 * packets admitted from credit to these without the lock, the two
+	 * programs share the buckets. */
 	__sync_fetch_and_add(&to->passed_packets, c->passed_packets);
 	__sync_fetch_and_add(&to->passed_bytes, c->passed_bytes);
 	to->dropped_packets += c->dropped_packets;
@@ -167,8 +169,8 @@ struct tb_bucket {
 	 * takes it back, lvl refills to at most the burst less what was
 	 * granted, as if none were spent, so spent credit refills only from
 	 * then on, and level and credit never hold more than the burst
-	 * (bucket.h, tb_unspend). Packets admitted from credit add to the
-	 * passed counters atomically, so every writer of those does. */
+	 * (bucket.h, tb_unspend). Packets admitted from credit are counted
+	 * in the passcache, not here. */
 	__u64 credit;
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
@@ -228,7 +230,28 @@ struct tb_dropslot {
 	__u64 monitored_bytes;
 };
 
-/* The dropcache slot of an address, for the datapath and for tbctl. */
+/* passcache value, per CPU: the packets of one address that a CPU
+ * admitted from its bucket's credit (policy.h), not yet added to the
+ * bucket's passed counters: an admission without the lock then writes no
+ * counter another CPU writes, only the credit. Same slot of an address
+ * and same batch as dropcache's, and read the same way; a map of its own
+ * because dropcache keeps its layout across upgrades (TB_LAYOUT). Unlike
+ * a drop, an admission can find its bucket's counters in cache, so an
+ * address that finds its slot taken by one counted there in the last
+ * TB_PASSCACHE_HOLD_NS adds to them atomically instead of flushing the
+ * other's: a stream of many addresses then flushes each slot at most
+ * once per hold, and a hot address keeps its slot. */
+#define TB_PASSCACHE_HOLD_NS 1000000ULL
+
+struct tb_passslot {
+	struct tb_addr addr;
+	__u64 passed_packets;
+	__u64 passed_bytes;
+	__u64 last_ns;          /* when addr was last counted here */
+};
+
+/* The dropcache (and passcache) slot of an address, for the datapath and
+ * for tbctl. */
 static inline __u32 tb_dropcache_slot(const struct tb_addr *a)
 {
 	__u32 h = a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3];
@@ -284,18 +307,19 @@ struct tb_config {
  * global counters may grow too: the new program takes each bucket over
  * from the old map, and the rest is added up once the swap has settled
  * (user/upgrade.c, bpf/migrate.h). The other maps the datapath writes
- * (locks, dropcache, owed) keep their layout: during the swap both
+ * (locks, dropcache, owed, passcache) keep their layout: during the swap both
  * programs must share them.
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
  *   3: spare room at the end of struct tb_rule and struct tb_config.
  *   4: credit in struct tb_bucket.
+ *   5: passcache; passed counters written only under the lock.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 5
+#define TB_LAYOUT 6
 #else
-#define TB_LAYOUT 4
+#define TB_LAYOUT 5
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -341,6 +365,7 @@ struct tb_stats {
 	X(config, BPF_MAP_TYPE_ARRAY, __u32, struct tb_config, 0)                   \
 	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats, 1)              \
 	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
-	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)
+	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
+	X(passcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_passslot, 1)
 
 #endif

@@ -311,7 +311,7 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	addr_parse("198.18.0.1", &a);
 	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
 	if (pending_read(&rs->m, &pend))
-		die("read the dropcache");
+		die("read the per-CPU counting caches");
 	pending_add(&pend, &a, &bk.c);
 	pending_free(&pend);
 	res.passed = bk.c.passed_bytes;

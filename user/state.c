@@ -349,10 +349,14 @@ int pending_read(const struct tb_maps *m, struct tb_pending *p)
 	if (p->ncpu < 0)
 		return p->ncpu;
 	p->slot = calloc((size_t)TB_DROPCACHE_SLOTS * p->ncpu, sizeof(*p->slot));
-	if (!p->slot)
+	p->pass = calloc((size_t)TB_DROPCACHE_SLOTS * p->ncpu, sizeof(*p->pass));
+	if (!p->slot || !p->pass) {
+		pending_free(p);
 		return -ENOMEM;
+	}
 	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS; i++) {
-		if (bpf_map_lookup_elem(m->dropcache, &i, &p->slot[(size_t)i * p->ncpu])) {
+		if (bpf_map_lookup_elem(m->dropcache, &i, &p->slot[(size_t)i * p->ncpu]) ||
+		    bpf_map_lookup_elem(m->passcache, &i, &p->pass[(size_t)i * p->ncpu])) {
 			int err = -errno;
 
 			pending_free(p);
@@ -365,38 +369,53 @@ int pending_read(const struct tb_maps *m, struct tb_pending *p)
 void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_counters *c)
 {
 	const struct tb_dropslot *s = &p->slot[(size_t)tb_dropcache_slot(a) * p->ncpu];
+	const struct tb_passslot *ps = &p->pass[(size_t)tb_dropcache_slot(a) * p->ncpu];
 
-	for (int cpu = 0; cpu < p->ncpu; cpu++, s++) {
-		if (memcmp(&s->addr, a, sizeof(*a)))
-			continue;
-		c->dropped_packets += s->dropped_packets;
-		c->dropped_bytes += s->dropped_bytes;
-		c->monitored_packets += s->monitored_packets;
-		c->monitored_bytes += s->monitored_bytes;
+	for (int cpu = 0; cpu < p->ncpu; cpu++, s++, ps++) {
+		if (!memcmp(&s->addr, a, sizeof(*a))) {
+			c->dropped_packets += s->dropped_packets;
+			c->dropped_bytes += s->dropped_bytes;
+			c->monitored_packets += s->monitored_packets;
+			c->monitored_bytes += s->monitored_bytes;
+		}
+		if (!memcmp(&ps->addr, a, sizeof(*a))) {
+			c->passed_packets += ps->passed_packets;
+			c->passed_bytes += ps->passed_bytes;
+		}
 	}
 }
 
 void pending_free(struct tb_pending *p)
 {
 	free(p->slot);
+	free(p->pass);
 	p->slot = NULL;
+	p->pass = NULL;
+}
+
+/* Overwrite every slot of a per-CPU cache with zeros on every CPU. */
+static int cache_zero(int fd, size_t value_size, int ncpu)
+{
+	void *zero = calloc(ncpu, value_size);
+	int err = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS && !err; i++)
+		if (bpf_map_update_elem(fd, &i, zero, BPF_ANY))
+			err = -errno;
+	free(zero);
+	return err;
 }
 
 int pending_zero(const struct tb_maps *m)
 {
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct tb_dropslot *zero;
+	int ncpu = libbpf_num_possible_cpus(), err;
 
 	if (ncpu < 0)
 		return ncpu;
-	zero = calloc(ncpu, sizeof(*zero));
-	if (!zero)
-		return -ENOMEM;
-	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS && !err; i++)
-		if (bpf_map_update_elem(m->dropcache, &i, zero, BPF_ANY))
-			err = -errno;
-	free(zero);
-	return err;
+	err = cache_zero(m->dropcache, sizeof(struct tb_dropslot), ncpu);
+	return err ? err : cache_zero(m->passcache, sizeof(struct tb_passslot), ncpu);
 }
 
 __u8 state_owed_shift(__u32 max_addrs)

@@ -68,11 +68,13 @@ int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* Overwrite every CPU's counters with zero. */
 int stats_zero(const struct tb_maps *m);
-/* The over-limit packets the datapath counted per CPU (dropcache) and
- * has not yet added to the buckets, as read at one moment. */
+/* The packets the datapath counted per CPU and has not yet added to the
+ * buckets, as read at one moment: over-limit ones (dropcache) and ones
+ * admitted from credit (passcache). */
 struct tb_pending {
 	int ncpu;
 	struct tb_dropslot *slot;       /* [TB_DROPCACHE_SLOTS][ncpu] */
+	struct tb_passslot *pass;       /* [TB_DROPCACHE_SLOTS][ncpu] */
 };
 
 int pending_read(const struct tb_maps *m, struct tb_pending *p);

@@ -120,7 +120,8 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 	return b;
 }
 
-/* Drops counted in the per-CPU caches, not yet in the bucket. */
+/* Drops and admissions from credit counted in the per-CPU caches, not
+ * yet in the bucket. */
 static struct tb_counters pending_of(const char *addr)
 {
 	struct tb_counters c = {};
@@ -135,12 +136,14 @@ static struct tb_counters pending_of(const char *addr)
 	return c;
 }
 
-/* The bucket with its counters as tbctl reads them: pending drops added. */
+/* The bucket with its counters as tbctl reads them: pending counts added. */
 static struct tb_bucket bucket_of(const char *addr)
 {
 	struct tb_bucket b = raw_bucket_of(addr);
 	struct tb_counters c = pending_of(addr);
 
+	b.c.passed_packets += c.passed_packets;
+	b.c.passed_bytes += c.passed_bytes;
 	b.c.dropped_packets += c.dropped_packets;
 	b.c.dropped_bytes += c.dropped_bytes;
 	b.c.monitored_packets += c.monitored_packets;
@@ -744,8 +747,9 @@ static void denial_writes_nothing_shared(void)
 }
 
 /* A packet admitted from credit takes no lock and writes nothing of the
- * bucket but the credit and the passed counters; the credit spent, the
- * next charge takes the lock, returns what is left and sets more aside. */
+ * bucket but the credit: it is counted in its CPU's passcache. The credit
+ * spent, the next charge takes the lock, returns what is left and sets
+ * more aside. */
 static void credit_admits_without_the_lock(void)
 {
 	const struct { int *fd; __u32 pass; const char *src; } c[] = {
@@ -769,12 +773,12 @@ static void credit_admits_without_the_lock(void)
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the second frame passes, from the credit", c[i].src);
 		after = raw_bucket_of(c[i].src);
 		CHECK_EQ(after.credit, 1000ULL << 32, "%s: the credit spent", c[i].src);
-		CHECK_EQ(after.c.passed_packets, 2, "%s: counted", c[i].src);
-		CHECK_EQ(after.c.passed_bytes, 2000, "%s: its bytes counted", c[i].src);
+		CHECK_EQ(pending_of(c[i].src).passed_packets, 1, "%s: counted in the CPU's passcache", c[i].src);
+		CHECK_EQ(pending_of(c[i].src).passed_bytes, 1000, "%s: its bytes too", c[i].src);
+		CHECK_EQ(bucket_of(c[i].src).c.passed_bytes, 2000, "%s: both frames' bytes as tbctl reads them", c[i].src);
 		after.credit = before.credit;
-		after.c = before.c;
 		CHECK(!memcmp(&before, &after, sizeof(before)),
-		      "%s: nothing else of the bucket written: no lock, no level, no refill clock", c[i].src);
+		      "%s: nothing else of the bucket written: no lock, no level, no counter", c[i].src);
 		usleep(1000);
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the third frame passes, under the lock", c[i].src);
 		after = raw_bucket_of(c[i].src);
@@ -914,6 +918,70 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	teardown();
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Admissions from credit are cached per CPU as drops are, but an address
+ * that finds its slot held by one counted there within the hold adds to
+ * its own bucket instead; past the hold it flushes the other's counts
+ * into their bucket and takes the slot. A slot flushes itself after a
+ * batch, and reset empties it. */
+static void passcache_holds_flushes_and_batches(void)
+{
+	char a[32] = "198.18.29.1", other[32] = "";
+	struct frame fa, fb;
+	__u64 t0, t1, tries = 0;
+
+	CHECK(slot_mate(a, 30, other, sizeof(other)), "an address of 198.18.30.0 to 198.18.255.1 shares %s's slot", a);
+	setup();
+	pin_cpu0();
+	/* 64 MB of burst: 1 MB of credit, a thousand 1000-byte frames. */
+	set_rule("default", 1000000000, 64000000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&fa, a, 1000);
+	frame_ipv4_len(&fb, other, 1000);
+	CHECK_EQ(pass_count(xdp_fd, &fa, 11, XDP_PASS), 11, "%s: the first frame under the lock, 10 from credit", a);
+	CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1, "%s: the locked pass in the bucket", a);
+	CHECK_EQ(pending_of(a).passed_packets, 10, "%s: 10 pending", a);
+	CHECK_EQ(bucket_of(a).c.passed_bytes, 11000, "%s: all 11 as tbctl reads them", a);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: its first frame, under the lock", other);
+	/* Within the hold: both frames run inside one window shorter than it. */
+	do {
+		t0 = mono_ns();
+		CHECK_EQ(run(xdp_fd, &fa), XDP_PASS, "%s: from credit", a);
+		CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: from credit", other);
+		t1 = mono_ns();
+		tries++;
+	} while (t1 - t0 >= TB_PASSCACHE_HOLD_NS && tries < 20);
+	CHECK(t1 - t0 < TB_PASSCACHE_HOLD_NS, "two frames within %llu ns", TB_PASSCACHE_HOLD_NS);
+	CHECK_EQ(pending_of(a).passed_packets, 10 + tries, "%s: keeps its slot within the hold", a);
+	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries, "%s: counted in its bucket meanwhile", other);
+	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: nothing pending", other);
+	usleep(2 * TB_PASSCACHE_HOLD_NS / 1000);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: from credit, past the hold", other);
+	CHECK_EQ(raw_bucket_of(a).c.passed_packets, 11 + tries, "%s: flushed when %s took the slot", a, other);
+	CHECK_EQ(raw_bucket_of(a).c.passed_bytes, 1000 * (11 + tries), "%s: bytes too", a);
+	CHECK_EQ(pending_of(a).passed_packets, 0, "%s: nothing pending", a);
+	CHECK_EQ(pending_of(other).passed_packets, 1, "%s: 1 pending", other);
+	CHECK_EQ(pass_count(xdp_fd, &fb, TB_DROPCACHE_BATCH - 2, XDP_PASS), TB_DROPCACHE_BATCH - 2,
+		 "%s: more from credit", other);
+	CHECK_EQ(pending_of(other).passed_packets, TB_DROPCACHE_BATCH - 1, "%s: a batch less one", other);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: the batch's last", other);
+	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: a full batch is flushed", other);
+	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
+	CHECK_EQ(raw_bucket_of(other).c.passed_bytes, 1000 * (1 + tries + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	CHECK_EQ(pass_count(xdp_fd, &fb, 5, XDP_PASS), 5, "%s: 5 more from credit", other);
+	CHECK(!pending_zero(&rs->m), "empty the caches, as reset does");
+	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: reset empties the passcache", other);
+	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries + TB_DROPCACHE_BATCH, "%s: and leaves the bucket", other);
+	unpin();
+	teardown();
+}
+
 /* Two CPUs hammer one address at once. */
 struct racer {
 	int cpu;
@@ -936,14 +1004,6 @@ static void *race(void *arg)
 	if (!r->err && bpf_prog_test_run_opts(xdp_fd, &o))
 		r->err = errno;
 	return NULL;
-}
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Two CPUs send 1M 100-byte frames each to one address's bucket; what the
@@ -1490,6 +1550,7 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(passcache_holds_flushes_and_batches),
 	T(evicted_bucket_starts_from_what_it_owed),
 	T(upgrade_copies_values_by_their_common_beginning),
 	T(upgrade_moves_buckets_and_counters),
