@@ -61,15 +61,18 @@ nsenter --net=/var/run/netns/"$NS_S" "$B/tbbench" gen --dev "$DEV_S" --dmac "$MA
 	--sources 4096 --dst 198.18.0.2 --size 64 --seconds "$SECS" --count 20000000 >"$tmp/gen2" &
 gen=$!
 # The LRU evicts a bucket when it likes; this takes the sparse source's
-# out every 20 ms as eviction does, so that every packet of it finds its
-# bucket gone. (::ffff:198.18.0.11, the key's bytes.)
+# out every 5 ms for as long as it sends, as eviction does, so that every
+# packet of it finds its bucket gone. The flood's churn evicts it too, and
+# the faster the CPU the sooner, so the count below is of this loop's
+# evictions only. (::ffff:198.18.0.11, the key's bytes.)
 key="0 0 0 0 0 0 0 0 0 0 0xff 0xff 198 18 0 11"
 (
 	n=0
-	for ((i = 0; i < SECS * 50; i++)); do
+	end=$((SECONDS + SECS))
+	while ((SECONDS <= end)); do
 		# shellcheck disable=SC2086
 		bpftool map delete pinned "/sys/fs/bpf/tbctl/$DEV_R/buckets" key $key 2>/dev/null && n=$((n + 1))
-		sleep 0.02
+		sleep 0.005
 	done
 	echo "$n" >"$tmp/evicted"
 ) &
@@ -88,7 +91,7 @@ frame=$((SPARSE_PAYLOAD + 42))
 bound=$(window_bound "$tmp/sent2" $SPARSE_RATE $SPARSE_BURST $frame)
 check "the sparse source sent ${sent:-0} datagrams and got ${got:-0} through" \
 	[ "${sent:-0}" -ge 70 -a "${got:-0}" -ge 5 ]
-check "its bucket was evicted and re-created ${evicted:-0} times" [ "${evicted:-0}" -ge 20 ]
+check "its bucket was evicted and re-created ${evicted:-0} times by this test, and more by the flood" [ "${evicted:-0}" -ge 5 ]
 check "evicted again and again, it admitted $((${got:-0} * frame)) bytes <= b + r*T = $bound" \
 	[ "$((${got:-0} * frame))" -le "$bound" ]
 summary
