@@ -78,7 +78,9 @@ mutate() {
 	[[ $word == t* ]] && ARGS+=(-n 1 interval 0.1)
 	return 0
 }
-state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses))'; }
+# A failed batch's attach line is undone by attaching as before: the same
+# configuration, with the program loaded anew under another id.
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'map(del(.addresses, .prog_id))'; }
 # raw: control bytes (other than newline and tab) or invalid UTF-8.
 raw() { LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$1" || ! iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1; }
 
