@@ -29,6 +29,7 @@ struct tb_terms {
 	__u8 aggregate;         /* a GSO/GRO packet of several segments */
 	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
 	__u32 credit;           /* units a charge that passes sets aside (bucket.h) */
+	__u32 segs;             /* an aggregate's segments; 0 for a plain packet */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the
@@ -64,6 +65,16 @@ static __always_inline int tb_mark_spent(__u64 tokens, const struct tb_rate *r)
 	return tokens < r->early >> TB_MARK_DROP_SHIFT;
 }
 
+/* Drop's early signal for a packet of t->segs segments: the chance that
+ * it meets the signal is about segs times a segment's, up to 1, as if the
+ * segments drew one by one. Drawing once, a TSO train that tc sees as one
+ * packet met the signal so late that the bucket drained into tail drops
+ * (README, "TCP"). */
+static __always_inline __u32 tb_drop_draw(const struct tb_terms *t)
+{
+	return t->segs > 1 ? t->rnd / t->segs : t->rnd;
+}
+
 /* Charge one packet to level l at time now. On TB_DELAYED (action shape)
  * *depart is set to the earliest time the packet may leave. */
 static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *t, __u64 now,
@@ -92,7 +103,7 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	}
 	if (tb_early_armed(tokens, l->peak, &t->r) &&
 	    (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
-					   tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_DROP))) {
+					   tb_early(tokens, &t->r, tb_drop_draw(t), TB_EARLY_PMAX_DROP))) {
 		l->peak = tokens;
 		if (t->action != TB_ACTION_MARK || !t->ect || tb_mark_spent(tokens, &t->r))
 			return TB_EARLY;

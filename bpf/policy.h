@@ -557,6 +557,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	}
 	if (segs > 1) {
 		t.aggregate = 1;
+		t.segs = segs;
 		len += (__u64)(segs - 1) * tb_headers_len(data, data_end, pkt);
 	} else {
 		segs = 1;

@@ -197,6 +197,38 @@ static void early_signal_holds_until_the_level_falls_a_step(void)
 	CHECK_EQ(l.peak, 500 * TB_NANO, "a tail drop restarts the peak too");
 }
 
+/* An aggregate of segs segments meets drop's early signal with segs
+ * times a segment's probability, up to 1; mark's curve is per packet.
+ * At a tenth of the way into the range a segment has probability 1/10. */
+static void aggregate_meets_the_early_signal_as_its_segments(void)
+{
+	struct tb_terms t = terms(1, 100000, TB_ACTION_DROP, 1);
+	const __u32 segs[] = { 1, 2, 4, 7, 10, 44 };
+
+	t.cost = 100 * TB_NANO;
+	for (int m = 0; m < 2; m++) {
+		t.action = m ? TB_ACTION_MARK : TB_ACTION_DROP;
+		for (unsigned i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
+			double p = m ? 0.1 / 8 : (segs[i] >= 10 ? 1.0 : 0.1 * segs[i]);
+			__u64 n = 0, depart;
+
+			t.segs = segs[i];
+			t.aggregate = segs[i] > 1;
+			for (__u64 k = 0; k < 65536; k++) {
+				struct tb_level l;
+
+				tb_fill(&l, 0, &t.r);
+				l.tokens = t.r.early / 10 * 9;       /* peak stays at the burst: armed */
+				t.rnd = (__u32)(k << 16 | 0x8000);
+				n += tb_decide(&l, &t, 0, &depart) == TB_EARLY;
+			}
+			CHECK(n + segs[i] + 1 >= 65536 * p && n <= 65536 * p + segs[i] + 1,
+			      "%s, %u segments: %llu of 65536 draws signalled, expected %.0f",
+			      m ? "mark" : "drop", segs[i], (unsigned long long)n, 65536 * p);
+		}
+	}
+}
+
 /* The seed rule writes the timestamp on every denial. The datapath drops
  * a packet that certainly cannot be paid (tb_short, from the bound the
  * latest tail drop left) without writing anything: 2,000,000 packets of
@@ -426,6 +458,7 @@ TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(mark_charges_where_drop_signals_early),
 	  T(mark_drops_ect_in_the_lower_half_of_the_range),
 	  T(early_signal_holds_until_the_level_falls_a_step),
+	  T(aggregate_meets_the_early_signal_as_its_segments),
 	  T(readonly_denials_decide_as_writing_ones),
 	  T(empty_bound_never_undercounts_the_level),
 	  T(shape_spaces_departures_exactly),
