@@ -26,10 +26,9 @@ struct tb_terms {
 	__u8 unit;              /* enum tb_cost */
 	__u8 action;            /* enum tb_action */
 	__u8 ect;               /* the packet is ECN-capable */
-	__u8 aggregate;         /* a GSO/GRO packet of several segments */
 	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
 	__u32 credit;           /* units a charge that passes sets aside (bucket.h) */
-	__u32 segs;             /* an aggregate's segments; 0 for a plain packet */
+	__u32 segs;             /* a GSO/GRO aggregate's segments; 0 for a plain packet */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the
@@ -94,7 +93,7 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	if (tokens < t->cost) {
 		/* An aggregate larger than the whole burst could never fit:
 		 * it passes from a full bucket, which then owes the rest. */
-		if (t->aggregate && tokens >= t->r.cap) {
+		if (t->segs > 1 && tokens >= t->r.cap) {
 			tb_defer(l, now, t->cost, &t->r);
 			return TB_FIT;
 		}

@@ -556,7 +556,6 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 		return TB_PASS;
 	}
 	if (segs > 1) {
-		t.aggregate = 1;
 		t.segs = segs;
 		len += (__u64)(segs - 1) * tb_headers_len(data, data_end, pkt);
 	} else {

@@ -213,7 +213,6 @@ static void aggregate_meets_the_early_signal_as_its_segments(void)
 			__u64 n = 0, depart;
 
 			t.segs = segs[i];
-			t.aggregate = segs[i] > 1;
 			for (__u64 k = 0; k < 65536; k++) {
 				struct tb_level l;
 
@@ -368,19 +367,19 @@ static void oversized_aggregate_passes_from_a_full_bucket_and_owes(void)
 
 	tb_fill(&l, 0, &t.r);
 	t.cost = 64000 * TB_NANO;
-	t.aggregate = 1;
+	t.segs = 44;
 	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_FIT, "aggregate larger than the burst, full bucket");
 	CHECK_EQ(l.last_ns, 48 * MS, "the refill clock carries the 48,000 bytes owed");
 	CHECK_EQ(l.tokens, 0, "nothing left");
 	t.cost = 1000 * TB_NANO;
-	t.aggregate = 0;
+	t.segs = 0;
 	CHECK_EQ(tb_decide(&l, &t, 48 * MS, &depart), TB_OVER, "the debt is paid at 48 ms, not before");
 	CHECK_EQ(tb_decide(&l, &t, 49 * MS, &depart), TB_FIT, "1000 bytes later: admitted");
 	t.cost = 64000 * TB_NANO;
-	t.aggregate = 1;
+	t.segs = 44;
 	CHECK_EQ(tb_decide(&l, &t, 60 * MS, &depart), TB_OVER, "an aggregate waits for a full bucket");
 	CHECK_EQ(tb_decide(&l, &t, 65 * MS, &depart), TB_FIT, "full again at 65 ms");
-	t.aggregate = 0;
+	t.segs = 0;
 	tb_fill(&l, 0, &t.r);
 	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_OVER, "a plain packet larger than the burst never passes");
 }
