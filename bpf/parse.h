@@ -164,4 +164,21 @@ static __always_inline __u32 tb_headers_len(const void *data, const void *data_e
 	return pkt->l4 + (l4[12] >> 4) * 4u;
 }
 
+/* Segments of an aggregate seen as one frame of len bytes with no count
+ * (generic XDP runs after GRO, and a veth hands on the sender's TSO
+ * packet whole): the payload past the hdrs bytes of headers that each
+ * segment repeats, cut at what the device's L3 mtu leaves for it. Exact
+ * when the sender's segments filled that MTU, as TCP's do; fewer when
+ * they were smaller. 1 for an IP packet the MTU allows (l3: its offset),
+ * or with no known transport header. */
+static __always_inline __u32 tb_gso_segs(__u64 len, __u32 l3, __u32 hdrs, __u32 mtu)
+{
+	__u64 mss;
+
+	if (!hdrs || len <= (__u64)l3 + mtu || (__u64)l3 + mtu <= hdrs)
+		return 1;
+	mss = (__u64)l3 + mtu - hdrs;
+	return (len - hdrs + mss - 1) / mss;
+}
+
 #endif

@@ -526,12 +526,15 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 
 /* The whole policy for one frame of len bytes. A GSO/GRO packet of segs
  * segments is charged and counted as its segments on the wire: each
- * repeats the headers. On TB_MARK the hook sets CE (ecn.h); on a later
- * departure *depart is set. */
+ * repeats the headers. Where the hook has no count (segs 0) but knows the
+ * device's L3 mtu, an IP packet longer than the MTU is such a packet,
+ * counted from the MTU (parse.h, tb_gso_segs). On TB_MARK the hook sets
+ * CE (ecn.h); on a later departure *depart is set. */
 static __always_inline int tb_police(const void *data, const void *data_end, __u64 len,
-				     __u32 segs, int can_delay, struct tb_pkt *pkt, int *cls,
-				     __u64 *depart)
+				     __u32 segs, __u32 mtu, int can_delay, struct tb_pkt *pkt,
+				     int *cls, __u64 *depart)
 {
+	__u32 hdrs = 0;
 	struct tb_terms t = {};
 	struct tb_stats *st;
 	struct tb_config *cfg;
@@ -555,9 +558,14 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 		st->malformed_packets++;
 		return TB_PASS;
 	}
+	if (segs > 1 || mtu) {
+		hdrs = tb_headers_len(data, data_end, pkt);
+		if (!segs)
+			segs = tb_gso_segs(len, pkt->l3, hdrs, mtu);
+	}
 	if (segs > 1) {
 		t.segs = segs;
-		len += (__u64)(segs - 1) * tb_headers_len(data, data_end, pkt);
+		len += (__u64)(segs - 1) * hdrs;
 	} else {
 		segs = 1;
 	}

@@ -10,7 +10,14 @@
  * options, TCP with options (for the headers GSO segments repeat). */
 #define TB_PARSE_DEPTH (TB_L4_MAX + 60)
 
-/* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS. */
+/* Longest frame of a 1500-byte MTU (two VLAN tags): only a longer one
+ * asks for the device's MTU, so the common frame calls no helper. */
+#define TB_STD_FRAME (14 + 2 * 4 + 1500)
+
+/* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS.
+ * Generic XDP also sees GRO and TSO aggregates whole, with no segment
+ * count: one longer than the device's MTU allows is charged as the
+ * segments it was or will be on the wire, as tc charges it. */
 SEC("xdp")
 int tb_xdp(struct xdp_md *ctx)
 {
@@ -18,10 +25,13 @@ int tb_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct tb_pkt pkt = {};
 	__u64 depart = 0;
+	__u32 mtu = 0;
 	__u16 delta;
 	int cls, v;
 
-	v = tb_police(data, data_end, data_end - data, 1, 0, &pkt, &cls, &depart);
+	if (data_end - data > TB_STD_FRAME)
+		bpf_check_mtu(ctx, 0, &mtu, 0, 0);
+	v = tb_police(data, data_end, data_end - data, 0, mtu, 0, &pkt, &cls, &depart);
 	if (v == TB_MARK)
 		tb_ecn_set_ce(data, data_end, &pkt, cls, &delta);
 	return v == TB_DROP ? XDP_DROP : XDP_PASS;
@@ -44,7 +54,7 @@ int tb_tc(struct __sk_buff *skb)
 		bpf_skb_pull_data(skb, skb->len < TB_PARSE_DEPTH ? skb->len : TB_PARSE_DEPTH);
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
-	v = tb_police(data, data_end, skb->len, skb->gso_segs, tb_egress, &pkt, &cls, &depart);
+	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;
 	if (v == TB_MARK && tb_ecn_set_ce(data, data_end, &pkt, cls, &delta) && delta)

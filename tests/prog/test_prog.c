@@ -4,6 +4,8 @@
  * CPUs racing on one bucket. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -1261,6 +1263,68 @@ static void gso_aggregates_are_charged_by_segments(void)
 	teardown();
 }
 
+/* XDP frames on a device of this process's own, in a network namespace of
+ * its own, so that the program sees that device's MTU (1500). */
+static __u32 run_xdp_on(int ifindex, const struct frame *f)
+{
+	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+	CHECK(!bpf_prog_test_run_opts(xdp_fd, &o), "BPF_PROG_TEST_RUN on ifindex %d: %s", ifindex,
+	      strerror(errno));
+	return o.retval;
+}
+
+/* Generic XDP sees a TSO or GRO aggregate whole, with no segment count:
+ * one longer than the device's MTU is charged and counted as the segments
+ * the MTU cuts it into (54 bytes of headers leave 1460 of 1500). */
+static void xdp_aggregates_are_charged_by_segments(void)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 100000 };
+	int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), ifindex = 0;
+	struct tb_bucket b;
+	struct frame f;
+
+	if (!CHECK(home >= 0 && !unshare(CLONE_NEWNET), "a network namespace of our own: %s", strerror(errno)))
+		return;
+	if (CHECK(!system("ip link add tbmtu0 mtu 1500 type veth peer name tbmtu1 mtu 1500"),
+		  "ip link add a veth pair"))
+		ifindex = if_nametoindex("tbmtu0");
+	setup();
+	set_spec("default", &spec);
+	if (CHECK(ifindex > 0, "index of tbmtu0: %s", strerror(errno))) {
+		frame_ipv4_len(&f, "198.18.23.1", 54 + 2920);
+		frame_tcp(&f, 14, 0);
+		CHECK_EQ(run_xdp_on(ifindex, &f), XDP_PASS, "two full segments");
+		b = bucket_of("198.18.23.1");
+		CHECK_EQ(b.c.passed_packets, 2, "counted as two segments");
+		CHECK_EQ(b.c.passed_bytes, 2974 + 54, "charged the headers twice");
+
+		frame_ipv4_len(&f, "198.18.23.2", 54 + 2921);
+		frame_tcp(&f, 14, 0);
+		CHECK_EQ(run_xdp_on(ifindex, &f), XDP_PASS, "one byte more");
+		b = bucket_of("198.18.23.2");
+		CHECK_EQ(b.c.passed_packets, 3, "counted as three segments");
+		CHECK_EQ(b.c.passed_bytes, 2975 + 2 * 54, "charged the headers three times");
+
+		frame_ipv4_len(&f, "198.18.23.3", 1514);
+		frame_tcp(&f, 14, 0);
+		CHECK_EQ(run_xdp_on(ifindex, &f), XDP_PASS, "a full frame");
+		b = bucket_of("198.18.23.3");
+		CHECK_EQ(b.c.passed_packets, 1, "a frame the MTU allows is one packet");
+		CHECK_EQ(b.c.passed_bytes, 1514, "charged as it is");
+	}
+	frame_ipv4_len(&f, "198.18.23.4", 54 + 2921);
+	frame_tcp(&f, 14, 0);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "the same aggregate on loopback (MTU 65536)");
+	b = bucket_of("198.18.23.4");
+	CHECK_EQ(b.c.passed_packets, 1, "within loopback's MTU: one packet");
+	teardown();
+	CHECK(!setns(home, CLONE_NEWNET), "back to the test's network namespace: %s", strerror(errno));
+	close(home);
+}
+
 static void shape_sets_departure_times(void)
 {
 	/* 10,000 B/s: one 1000-byte frame per 100 ms, a 1 s horizon. Slow
@@ -1545,6 +1609,7 @@ TEST_LIST(
 	T(mark_sets_ce_on_ect_packets),
 	T(mark_drops_early_what_is_not_ect),
 	T(gso_aggregates_are_charged_by_segments),
+	T(xdp_aggregates_are_charged_by_segments),
 	T(shape_sets_departure_times),
 	T(denial_writes_nothing_shared),
 	T(credit_admits_without_the_lock),

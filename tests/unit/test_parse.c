@@ -118,6 +118,33 @@ static void neighbour_discovery_is_exempt(void)
 	CHECK_EQ(classify(&f, 14 + 40, 0, &a), TB_CLASS_IPV6, "ICMPv6 without its type byte is charged");
 }
 
+/* An aggregate counted from the MTU: a TCP segment with timestamps has 66
+ * bytes of headers on an untagged frame, leaving 1448 of a 1500 MTU. */
+static void aggregates_are_counted_from_the_mtu(void)
+{
+	struct frame_opts o = { .payload = 32 };
+	struct tb_pkt pkt = {};
+	struct frame f;
+
+	CHECK_EQ(tb_gso_segs(66 + 1448, 14, 66, 1500), 1, "a full frame is one segment");
+	CHECK_EQ(tb_gso_segs(66 + 1449, 14, 66, 1500), 2, "one byte more: two");
+	CHECK_EQ(tb_gso_segs(66 + 44 * 1448, 14, 66, 1500), 44, "a 64 KB TSO train of full segments");
+	CHECK_EQ(tb_gso_segs(66 + 43 * 1448 + 1, 14, 66, 1500), 44, "its last segment short");
+	CHECK_EQ(tb_gso_segs(70 + 3 * 1448, 18, 70, 1500), 3, "one VLAN tag: the same MSS");
+	CHECK_EQ(tb_gso_segs(86 + 5 * 1428, 14, 86, 1500), 5, "IPv6: 1428 bytes a segment");
+	CHECK_EQ(tb_gso_segs(42 + 3 * 1472, 14, 42, 1500), 3, "UDP: 8 bytes of header");
+	CHECK_EQ(tb_gso_segs(9014, 14, 66, 9000), 1, "a jumbo frame its MTU allows");
+	CHECK_EQ(tb_gso_segs(66 + 2 * 8948, 14, 66, 9000), 2, "a jumbo aggregate");
+	CHECK_EQ(tb_gso_segs(20000, 14, 0, 1500), 1, "no transport header: one");
+	CHECK_EQ(tb_gso_segs(20000, 14, 66, 40), 1, "an MTU that leaves no payload: one");
+
+	frame_ipv4(&f, "198.18.1.2", "198.19.3.4", &o);
+	frame_tcp(&f, 14, 0);
+	f.b[14 + 20 + 12] = 8 << 4;
+	CHECK_EQ(tb_parse(f.b, f.b + f.len, 0, &pkt), TB_CLASS_IPV4, "class");
+	CHECK_EQ(tb_headers_len(f.b, f.b + f.len, &pkt), 66, "headers: Ethernet, IPv4, TCP with 12 bytes of options");
+}
+
 TEST_LIST(
 	T(neighbour_discovery_is_exempt),
 	T(ipv4_keys_source_and_destination),
@@ -125,6 +152,7 @@ TEST_LIST(
 	T(vlan_tags_and_truncations),
 	T(ipv4_options_fragments_and_bad_headers),
 	T(non_ip_passes),
+	T(aggregates_are_counted_from_the_mtu),
 );
 
 int main(int argc, char **argv)
