@@ -65,8 +65,8 @@ check_flow "drop"
 # A veth hands the sender's TSO packets on whole, and generic XDP sees
 # them so, with no segment count: tbctl must count, from the device's
 # MTU, the segments that the sender's TCP sends (OutSegs and
-# RetransSegs; the receiver's InSegs is no reference, as generic XDP's
-# copy of a packet loses its count).
+# RetransSegs; the receiver's InSegs is no reference: after generic XDP
+# it counts 6.18's aggregates as one segment each).
 outsegs() { in_s awk '/^Tcp:/ && n++ { print $12 + $13 }' /proc/net/snmp; }
 rx_frames() { in_r cat "/sys/class/net/$DEV_R/statistics/rx_packets"; }
 tb attach dev "$DEV_R" mode xdpgeneric >/dev/null
