@@ -1,14 +1,17 @@
 # run_suites SUITE...: runs each suite (a command that prints "N passed,
 # N failed" last), shows its output, and prints the sum of their summary
 # lines as one. A suite that exits non-zero without a failure, or prints
-# no summary, counts as one failure. Returns 1 when anything failed.
+# no summary, counts as one failure. Each suite's time is shown after it,
+# so the slow ones are plain in any log. Returns 1 when anything failed.
 run_suites() {
-	local s log rc summary p f passed=0 failed=0
+	local s log rc summary p f t0 passed=0 failed=0
 	for s in "$@"; do
 		echo "== $s"
 		log=$(mktemp)
+		t0=$SECONDS
 		"$s" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
+		echo "== $s: $((SECONDS - t0)) s"
 		summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 		rm -f "$log"
 		if [[ -z $summary ]]; then

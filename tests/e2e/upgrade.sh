@@ -20,8 +20,8 @@
 # sources send at twice their caps. They stay within b + r*T across the
 # upgrade, their counters and the rules carry on, the program on the
 # device uses the maps that are pinned, and nothing is left aside. Then the
-# upgrade is killed at every other bpf() call and at each rename: the next
-# attach finishes it (or does it again), with the rules intact and the
+# upgrade is killed at its bpf() calls (kill_points) and at each rename: the
+# next attach finishes it (or does it again), with the rules intact and the
 # datapath on the pinned maps.
 . "$(dirname "$0")/lib.bash"
 setup
@@ -49,8 +49,6 @@ on_pins() {
 }
 nothing_aside() { ! ls "$PINS" | grep -q ':pending'; }
 consistent() { on_pins && nothing_aside; }
-# The maps tbctl pins: one rename each when an upgrade puts them in place.
-MAPS=$(grep -c '^[[:space:]]*X(' "$ROOT/bpf/tb_abi.h")
 
 # The shared prefix's source sends too, and the older build's rules.
 SHARED_SRC=198.18.32.10
@@ -59,13 +57,37 @@ netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "$SHARED_SRC"
 SHARED_RATE=250000      # 2mbit, and its default burst of 1 s
 # The program on the device holds no older buckets (buckets_prev empty).
 lets_go() {
-	local id m
+	local id ids m
 	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
-	for m in $(bpftool -j prog show id "$id" | jq '.map_ids[]'); do
-		if [[ $(bpftool -j map show id "$m" | jq -r .name) == buckets_prev ]]; then
-			[[ $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
-		fi
-	done
+	ids=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
+	m=$(bpftool -j map show | jq --argjson ids "$ids" \
+		'.[] | select(.name == "buckets_prev" and (.id as $i | $ids | index($i) != null)) | .id')
+	[[ -z $m || $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
+}
+# Attached, and nothing of an upgrade left for the next attach to do
+# (what is left aside shows in nothing_aside).
+finished() {
+	tnew -j status dev "$DEV_R" | jq -e '.[0] | .attached and (has("error") | not)' >/dev/null
+}
+# kill_points TRACE: the bpf() calls (numbered from 1) at which to kill an
+# upgrade that made the calls in strace's TRACE: the first, each one after
+# a call that may change what outlives tbctl (a pin, a map write, a program
+# run; the last such gives one past the end), and every 8th in the runs of
+# calls that only read or make process-local objects, for what other
+# syscalls change meanwhile. Killed at any other call, it leaves the state
+# of one of these.
+kill_points() {
+	grep -o '^[0-9]* *bpf(BPF_[A-Z_]*' "$1" | sed 's/.*(//' | awk '
+		BEGIN {
+			n = split("OBJ_GET OBJ_GET_INFO_BY_FD MAP_LOOKUP_ELEM MAP_LOOKUP_BATCH MAP_GET_NEXT_KEY " \
+				"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID BTF_GET_FD_BY_ID BTF_LOAD MAP_CREATE " \
+				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE", r)
+			for (i = 1; i <= n; i++)
+				local_only["BPF_" r[i]] = 1
+			print 1
+			last = 1
+		}
+		!($1 in local_only) || NR + 1 - last >= 8 { print NR + 1; last = NR + 1 }'
 }
 
 # Before a kill: 20 datagrams from a capped source and 20 from the shared
@@ -139,14 +161,17 @@ upgrade() {
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
-	# Killed at each bpf() call (every other one) and at each rename.
+	# Killed at its bpf() calls (kill_points) and at each rename.
 	told attach dev "$DEV_R" mode xdp && old_rules
 	run_r strace -f -qq -e trace=bpf,rename -o "$tmp/trace" "$new" attach dev "$DEV_R" >/dev/null 2>&1
 	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
 	renames=$(grep -c '^[0-9]* *rename(' "$tmp/trace")
-	check "an upgrade from layout $from makes $calls bpf() calls" [ "$calls" -gt 20 ]
+	kills=$(kill_points "$tmp/trace")
+	check "an upgrade from layout $from makes $calls bpf() calls ($(wc -w <<<"$kills") to kill it at) and $renames renames" \
+		[ "$calls" -gt 20 -a "$(wc -w <<<"$kills")" -gt 5 ]
 	bad=0
-	for k in $(seq 1 2 $((calls + 1))) $(seq 1 "$MAPS" | sed 's/^/r/'); do
+	# Renames: those the traced upgrade made, one per map it put in place.
+	for k in $kills $(seq 1 "$renames" | sed 's/^/r/'); do
 		local call=bpf when=$k
 		[[ $k == r* ]] && call=rename when=${k#r}
 		tnew detach dev "$DEV_R" >/dev/null 2>&1
@@ -155,12 +180,12 @@ upgrade() {
 			"$new" attach dev "$DEV_R" >/dev/null 2>&1
 		tnew attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at $call $when: attach again failed"; }
 		[[ $(rules tnew 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at $call $when: rules now $(rules tnew 2>&1)"; }
-		[[ $(run_r "$new" attach dev "$DEV_R" 2>&1) == "" ]] || { bad=1; echo "kill at $call $when: not finished"; }
+		finished || { bad=1; echo "kill at $call $when: not finished"; }
 		consistent || { bad=1; echo "kill at $call $when: pins and program disagree"; }
 		lets_go || { bad=1; echo "kill at $call $when: the program kept the older buckets"; }
 		carried || { bad=1; echo "kill at $call $when: counters not carried exactly once"; }
 	done
-	check "upgrade from layout $from killed at every other of its $calls bpf() calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
+	check "upgrade from layout $from killed at those calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
 	# Killed after the swap, before the rules' rename: detach removes it
 	# all. An upgrade that only adds maps (layout 4 to 5) renames nothing.
 	tnew detach dev "$DEV_R" >/dev/null 2>&1
