@@ -45,8 +45,12 @@ static void map_clear(const struct bpf_map *map)
 			vsz = ((vsz + 7) & ~7UL) * ncpus;
 		keys = calloc(n, sizeof(__u32));
 		vals = calloc(n, vsz);
-		if (!keys || !vals)
-			exit(2);
+		if (!keys || !vals) {
+			err = ENOMEM;
+			free(keys);
+			free(vals);
+			goto out;
+		}
 		for (__u32 i = 0; i < n; i++)
 			((__u32 *)keys)[i] = i;
 		count = n;
@@ -56,8 +60,10 @@ static void map_clear(const struct bpf_map *map)
 		free(vals);
 	} else {
 		keys = malloc((size_t)n * ksz);
-		if (!keys)
-			exit(2);
+		if (!keys) {
+			err = ENOMEM;
+			goto out;
+		}
 		while (got < n && !bpf_map_get_next_key(fd, got ? keys + (got - 1) * ksz : NULL, keys + got * ksz))
 			got++;
 		for (size_t i = 0; i < got && !err; i++)
@@ -65,6 +71,7 @@ static void map_clear(const struct bpf_map *map)
 				err = errno;
 		free(keys);
 	}
+out:
 	if (err) {
 		fprintf(stderr, "empty map %s: %s\n", bpf_map__name(map), strerror(err));
 		exit(2);
