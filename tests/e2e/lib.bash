@@ -45,6 +45,18 @@ setup() {
 	netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "${SRC4[@]}" "${SRC6[@]}"
 }
 
+# no_older_buckets TBCTL...: the program on DEV_R, as the tbctl command
+# TBCTL... reports it, holds no older layout's buckets (its buckets_prev,
+# if it has one, is empty): an upgrade has let go of them.
+no_older_buckets() {
+	local id ids m
+	id=$("$@" -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
+	ids=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
+	m=$(bpftool -j map show | jq --argjson ids "$ids" \
+		'.[] | select(.name == "buckets_prev" and (.id as $i | $ids | index($i) != null)) | .id')
+	[[ -z $m || $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
+}
+
 # Sum of a per-address counter from "tbctl -j show".
 show_field() { # ADDR FIELD [tb|tbs] [DEV]
 	"${3:-tb}" -j show dev "${4:-$DEV_R}" addr "$1" 2>/dev/null | jq -r ".[0].$2 // 0"

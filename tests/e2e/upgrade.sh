@@ -55,15 +55,7 @@ SHARED_SRC=198.18.32.10
 ip -n "$NS_S" addr add "$SHARED_SRC/16" dev "$DEV_S"
 netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "$SHARED_SRC"
 SHARED_RATE=250000      # 2mbit, and its default burst of 1 s
-# The program on the device holds no older buckets (buckets_prev empty).
-lets_go() {
-	local id ids m
-	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
-	ids=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
-	m=$(bpftool -j map show | jq --argjson ids "$ids" \
-		'.[] | select(.name == "buckets_prev" and (.id as $i | $ids | index($i) != null)) | .id')
-	[[ -z $m || $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
-}
+lets_go() { no_older_buckets tnew; }
 # Attached, and nothing of an upgrade left for the next attach to do
 # (what is left aside shows in nothing_aside).
 finished() {

@@ -17,16 +17,7 @@ SIZE=500
 FRAME=$((SIZE + 42))
 PINS=/sys/fs/bpf/tbctl/$DEV_R
 tnext() { nsenter --net=/var/run/netns/"$NS_R" "$NEXT" "$@"; }
-# The program on the device holds no older buckets (buckets_prev empty).
-lets_go() {
-	local id m
-	id=$(tnext -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
-	for m in $(bpftool -j prog show id "$id" | jq '.map_ids[]'); do
-		if [[ $(bpftool -j map show id "$m" | jq -r .name) == buckets_prev ]]; then
-			[[ $(bpftool -j map dump id "$m" | jq length) == 0 ]] || return 1
-		fi
-	done
-}
+lets_go() { no_older_buckets tnext; }
 
 if [[ ! -x $NEXT ]]; then
 	fail "the next layout's tbctl is built ($NEXT: run make fixture)"
