@@ -6,6 +6,8 @@
  *       runs, 64-byte frames) next to an empty program and a floor
  *       program; K addresses (a power of two) in a cache-hostile order;
  *       10,000 rules against 1; two CPUs on one address; map memory.
+ *       Programs compared are timed in interleaved rounds, and each ratio
+ *       is the median of the rounds' ratios.
  *   tbbench fill --dev DEV --addrs N
  *       Put N addresses (2001:db8::/64 and up) into DEV's pinned bucket
  *       table, each with counters and a rule cache one generation old, as
@@ -68,21 +70,66 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double run_ns(int fd, const struct frame *f, __u32 reps, double per_run)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .repeat = reps);
+
+	if (bpf_prog_test_run_opts(fd, &o))
+		die("BPF_PROG_TEST_RUN");
+	return o.duration / per_run;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
 /* Median over rounds of the kernel's average ns per run; divided by
  * per_run when one run handles that many packets. */
 static double cost_ns(int fd, const struct frame *f, __u32 reps, double per_run)
 {
 	double v[64];
 
-	for (int r = 0; r < rounds; r++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .repeat = reps);
+	for (int r = 0; r < rounds; r++)
+		v[r] = run_ns(fd, f, reps, per_run);
+	return median(v, rounds);
+}
 
-		if (bpf_prog_test_run_opts(fd, &o))
-			die("BPF_PROG_TEST_RUN");
-		v[r] = o.duration / per_run;
+/* Programs compared with each other are timed in interleaved rounds, each
+ * round running every one of them in turn: a change in the machine's
+ * speed (its neighbours, its clock) then shifts a whole round alike, and
+ * the median of each round's ratio keeps it out of the ratio. */
+struct timed {
+	int fd;
+	const struct frame *f;
+	__u32 reps;
+	double per_run;
+	double v[64];   /* ns per packet, per round */
+	double ns;      /* their median */
+};
+
+static void cost_interleaved(struct timed *p, int n)
+{
+	double v[64];
+
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < n; i++)
+			p[i].v[r] = run_ns(p[i].fd, p[i].f, p[i].reps, p[i].per_run);
+	for (int i = 0; i < n; i++) {
+		memcpy(v, p[i].v, sizeof(v[0]) * rounds);
+		p[i].ns = median(v, rounds);
 	}
-	qsort(v, rounds, sizeof(v[0]), cmp_double);
-	return v[rounds / 2];
+}
+
+/* Median over the rounds of a's cost over b's. */
+static double ratio_of(const struct timed *a, const struct timed *b)
+{
+	double v[64];
+
+	for (int r = 0; r < rounds; r++)
+		v[r] = a->v[r] / b->v[r];
+	return median(v, rounds);
 }
 
 static void set_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 burst)
@@ -154,101 +201,130 @@ static __u64 memlock_of(int fd)
 	return v;
 }
 
+static void add_ns(struct json_object *o, const char *name, double ns)
+{
+	json_object_object_add(o, name, json_object_new_double(ns));
+}
+
 static void per_packet(struct json_object *doc)
 {
 	struct bench *b = bench__open_and_load();
-	struct tb *t = load_tb(), *t10k = load_tb();
-	struct ruleset *rs = ruleset_of(t->obj), *rs10k = ruleset_of(t10k->obj);
+	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb();
+	struct ruleset *rs = ruleset_of(t->obj), *rsd = ruleset_of(td->obj), *rs10k = ruleset_of(t10k->obj);
 	struct frame v4, v6;
-	struct json_object *o = json_object_new_object();
-	int xdp = bpf_program__fd(t->progs.tb_xdp), tc = bpf_program__fd(t->progs.tb_tc);
-	double empty, floor_v4;
+	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
+	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_10K, N };
+	struct timed p4[N - 1], p6[N];
 
 	if (!b)
 		die("load bench object");
 	frame_ipv4_len(&v4, "198.18.0.1", 64);
 	frame_ipv6_len(&v6, "2001:db8::1", 78);   /* the shortest IPv6/UDP frame */
 
-	empty = cost_ns(bpf_program__fd(b->progs.bench_empty), &v4, repeat, 1);
-	floor_v4 = cost_ns(bpf_program__fd(b->progs.bench_floor), &v4, repeat, 1);
-	json_object_object_add(o, "empty_xdp_ns", json_object_new_double(empty));
-	json_object_object_add(o, "floor_v4_ns", json_object_new_double(floor_v4));
-	json_object_object_add(o, "floor_v6_ns",
-			       json_object_new_double(cost_ns(bpf_program__fd(b->progs.bench_floor), &v6, repeat, 1)));
-
-	/* Under the limit: a rule no packet can exhaust. */
+	/* Under the limit: a rule no packet can exhaust, in t and t10k; over
+	 * it, in td: 1 byte/s after a 1500-byte burst drops nearly all. */
 	set_rule(rs, "default", TB_RATE_MAX, TB_BURST_MAX);
-	json_object_object_add(o, "xdp_v4_pass_ns", json_object_new_double(cost_ns(xdp, &v4, repeat, 1)));
-	json_object_object_add(o, "xdp_v6_pass_ns", json_object_new_double(cost_ns(xdp, &v6, repeat, 1)));
-	json_object_object_add(o, "tc_v4_pass_ns", json_object_new_double(cost_ns(tc, &v4, repeat, 1)));
-	json_object_object_add(o, "tc_v6_pass_ns", json_object_new_double(cost_ns(tc, &v6, repeat, 1)));
-
 	set_rule(rs10k, "default", TB_RATE_MAX, TB_BURST_MAX);
 	many_rules(rs10k, TB_RATE_MAX, TB_BURST_MAX);
-	json_object_object_add(o, "xdp_v6_pass_10k_rules_ns",
-			       json_object_new_double(cost_ns(bpf_program__fd(t10k->progs.tb_xdp), &v6, repeat, 1)));
+	set_rule(rsd, "default", 1, 1500);
+	for (int fam = 0; fam < 2; fam++) {
+		struct timed *p = fam ? p6 : p4;
+		const struct frame *f = fam ? &v6 : &v4;
+		int fd[N] = {
+			[FLOOR] = bpf_program__fd(b->progs.bench_floor),
+			[XDP_PASS] = bpf_program__fd(t->progs.tb_xdp),
+			[XDP_DROP] = bpf_program__fd(td->progs.tb_xdp),
+			[TC_PASS] = bpf_program__fd(t->progs.tb_tc),
+			[TC_DROP] = bpf_program__fd(td->progs.tb_tc),
+			[XDP_PASS_10K] = bpf_program__fd(t10k->progs.tb_xdp),
+		};
 
-	/* Over the limit: 1 byte/s after a 1500-byte burst drops nearly all. */
-	set_rule(rs, "default", 1, 1500);
-	json_object_object_add(o, "xdp_v4_drop_ns", json_object_new_double(cost_ns(xdp, &v4, repeat, 1)));
-	json_object_object_add(o, "xdp_v6_drop_ns", json_object_new_double(cost_ns(xdp, &v6, repeat, 1)));
-	json_object_object_add(o, "tc_v4_drop_ns", json_object_new_double(cost_ns(tc, &v4, repeat, 1)));
-	json_object_object_add(o, "tc_v6_drop_ns", json_object_new_double(cost_ns(tc, &v6, repeat, 1)));
+		for (int i = 0; i < N - !fam; i++)
+			p[i] = (struct timed){ .fd = fd[i], .f = f, .reps = repeat, .per_run = 1 };
+		cost_interleaved(p, N - !fam);
+	}
+	add_ns(o, "empty_xdp_ns", cost_ns(bpf_program__fd(b->progs.bench_empty), &v4, repeat, 1));
+	add_ns(o, "floor_v4_ns", p4[FLOOR].ns);
+	add_ns(o, "floor_v6_ns", p6[FLOOR].ns);
+	add_ns(o, "xdp_v4_pass_ns", p4[XDP_PASS].ns);
+	add_ns(o, "xdp_v6_pass_ns", p6[XDP_PASS].ns);
+	add_ns(o, "tc_v4_pass_ns", p4[TC_PASS].ns);
+	add_ns(o, "tc_v6_pass_ns", p6[TC_PASS].ns);
+	add_ns(o, "xdp_v6_pass_10k_rules_ns", p6[XDP_PASS_10K].ns);
+	add_ns(o, "xdp_v4_drop_ns", p4[XDP_DROP].ns);
+	add_ns(o, "xdp_v6_drop_ns", p6[XDP_DROP].ns);
+	add_ns(o, "tc_v4_drop_ns", p4[TC_DROP].ns);
+	add_ns(o, "tc_v6_drop_ns", p6[TC_DROP].ns);
+	add_ns(q, "xdp_v4_drop_over_floor", ratio_of(&p4[XDP_DROP], &p4[FLOOR]));
+	add_ns(q, "xdp_v4_pass_over_floor", ratio_of(&p4[XDP_PASS], &p4[FLOOR]));
+	add_ns(q, "xdp_v6_10k_rules_over_one", ratio_of(&p6[XDP_PASS_10K], &p6[XDP_PASS]));
+	json_object_object_add(o, "ratios", q);
 	json_object_object_add(doc, "per_packet", o);
 	tb__destroy(t);
+	tb__destroy(td);
 	tb__destroy(t10k);
 	bench__destroy(b);
 	free(rs);
+	free(rsd);
 	free(rs10k);
 }
 
-/* K live addresses visited by bpf_loop in one run; returns ns/address. */
-static double many_cost(int floor, int ten_k_rules, __u64 *created)
-{
-	struct bench *b = bench__open();
+/* The many-address program over many live addresses, timed per address:
+ * the floor's, or tbctl's with 1 or 10,000 rules. */
+struct many {
+	struct bench *b;
 	struct ruleset *rs;
-	struct frame f;
-	double ns;
+};
 
-	if (!b)
+static struct many many_load(int floor, int ten_k_rules)
+{
+	struct many m = { .b = bench__open() };
+
+	if (!m.b)
 		die("open bench object");
-	b->rodata->many_n = many;
-	b->rodata->many_floor = floor;
-	bpf_map__set_max_entries(b->maps.buckets, 2 * many);
-	bpf_map__set_max_entries(b->maps.owed, 1U << state_owed_shift(2 * many));
-	bpf_map__set_max_entries(b->maps.floor_state, 2 * many);
-	if (bench__load(b))
+	m.b->rodata->many_n = many;
+	m.b->rodata->many_floor = floor;
+	bpf_map__set_max_entries(m.b->maps.buckets, 2 * many);
+	bpf_map__set_max_entries(m.b->maps.owed, 1U << state_owed_shift(2 * many));
+	bpf_map__set_max_entries(m.b->maps.floor_state, 2 * many);
+	if (bench__load(m.b))
 		die("load bench object");
-	rs = ruleset_of(b->obj);
-	set_rule(rs, "default", TB_RATE_MAX, TB_BURST_MAX);
+	m.rs = ruleset_of(m.b->obj);
+	set_rule(m.rs, "default", TB_RATE_MAX, TB_BURST_MAX);
 	if (ten_k_rules)
-		many_rules(rs, TB_RATE_MAX, TB_BURST_MAX);
-	frame_ipv4_len(&f, "198.18.0.1", 64);
-	/* The first pass creates every address's state; then time hits. */
-	cost_ns(bpf_program__fd(b->progs.bench_many), &f, 1, many);
-	ns = cost_ns(bpf_program__fd(b->progs.bench_many), &f, 1, many);
-	if (created) {
-		struct tb_stats s;
-
-		stats_sum(&rs->m, &s);
-		*created = s.buckets_created;
-	}
-	bench__destroy(b);
-	free(rs);
-	return ns;
+		many_rules(m.rs, TB_RATE_MAX, TB_BURST_MAX);
+	return m;
 }
 
 static void many_addresses(struct json_object *doc)
 {
 	struct json_object *o = json_object_new_object();
-	__u64 created = 0;
+	struct many m[3] = { many_load(1, 0), many_load(0, 0), many_load(0, 1) };
+	struct timed p[3];
+	struct frame f;
+	struct tb_stats s;
 
+	frame_ipv4_len(&f, "198.18.0.1", 64);
+	for (int i = 0; i < 3; i++) {
+		p[i] = (struct timed){ .fd = bpf_program__fd(m[i].b->progs.bench_many), .f = &f,
+				       .reps = 1, .per_run = many };
+		/* The first pass creates every address's state; then time hits. */
+		run_ns(p[i].fd, &f, 1, many);
+	}
+	cost_interleaved(p, 3);
+	stats_sum(&m[1].rs->m, &s);
 	json_add_u64(o, "addresses", many);
-	json_object_object_add(o, "floor_ns", json_object_new_double(many_cost(1, 0, NULL)));
-	json_object_object_add(o, "tbctl_ns", json_object_new_double(many_cost(0, 0, &created)));
-	json_add_u64(o, "tbctl_buckets_created", created);
-	json_object_object_add(o, "tbctl_10k_rules_ns", json_object_new_double(many_cost(0, 1, NULL)));
+	add_ns(o, "floor_ns", p[0].ns);
+	add_ns(o, "tbctl_ns", p[1].ns);
+	json_add_u64(o, "tbctl_buckets_created", s.buckets_created);
+	add_ns(o, "tbctl_10k_rules_ns", p[2].ns);
+	add_ns(o, "tbctl_over_floor", ratio_of(&p[1], &p[0]));
+	add_ns(o, "ten_k_rules_over_one", ratio_of(&p[2], &p[1]));
 	json_object_object_add(doc, "many_addresses", o);
+	for (int i = 0; i < 3; i++) {
+		bench__destroy(m[i].b);
+		free(m[i].rs);
+	}
 }
 
 struct racer {

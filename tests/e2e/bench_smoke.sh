@@ -15,7 +15,10 @@ for k in empty_xdp_ns floor_v4_ns floor_v6_ns xdp_v4_pass_ns xdp_v6_pass_ns tc_v
 	xdp_v6_pass_10k_rules_ns xdp_v4_drop_ns xdp_v6_drop_ns tc_v4_drop_ns tc_v6_drop_ns; do
 	check "per-packet figure $k" jq -e ".micro.per_packet.$k > 0" "$r" >/dev/null
 done
-for k in floor_ns tbctl_ns tbctl_10k_rules_ns; do
+for k in xdp_v4_drop_over_floor xdp_v4_pass_over_floor xdp_v6_10k_rules_over_one; do
+	check "per-packet ratio $k, from interleaved rounds" jq -e ".micro.per_packet.ratios.$k > 0" "$r" >/dev/null
+done
+for k in floor_ns tbctl_ns tbctl_10k_rules_ns tbctl_over_floor ten_k_rules_over_one; do
 	check "many-address figure $k" jq -e ".micro.many_addresses.$k > 0" "$r" >/dev/null
 done
 check "many addresses: a bucket for every address" \
