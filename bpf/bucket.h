@@ -111,21 +111,32 @@ static __always_inline int tb_early_armed(__u64 tokens, __u64 peak, const struct
 	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= peak;
 }
 
-/* Level l of a bucket holding credit (granted << 32 | unspent, units;
- * struct tb_bucket) refilled to now as if none of the credit had been
- * spent, to the burst less what was granted, plus the credit unspent:
- * what the bucket holds once its credit returns to the level. Spent
- * credit frees room that refills only from now, whenever it was spent, so
- * level and credit together never exceed the burst nor grow faster than
- * the rate. */
+/* Level l of a bucket that was granted credit (units; struct tb_bucket)
+ * of which unspent is left, refilled to now as if none of the credit had
+ * been spent, to the burst less what was granted, plus the credit
+ * unspent: what the bucket holds once its credit returns to the level.
+ * Spent credit frees room that refills only from now, whenever it was
+ * spent, so level and credit together never exceed the burst nor grow
+ * faster than the rate. */
 static __always_inline __u64 tb_unspend(const struct tb_level *l, __u64 now,
-					const struct tb_rate *r, __u64 credit)
+					const struct tb_rate *r, __u64 granted, __u64 unspent)
 {
 	struct tb_rate under = *r;
-	__u64 granted = (credit >> 32) * TB_NANO;
 
+	granted *= TB_NANO;
 	under.cap = granted < r->cap ? r->cap - granted : 0;
-	return tb_refill(l, now, &under) + (credit & 0xffffffffULL) * TB_NANO;
+	return tb_refill(l, now, &under) + unspent * TB_NANO;
+}
+
+/* Credit word w (struct tb_bucket) once it has admitted a packet of
+ * units that counts other in the other measure (1 packet, or its bytes),
+ * or 0 when it cannot pay for the packet or count it: the packet then
+ * takes the lock. Never 0 otherwise: other is at least 1. */
+static __always_inline __u64 tb_credit_spend(__u64 w, __u64 units, __u64 other)
+{
+	if ((w & 0xffffffffULL) < units || (w >> 32) + other > 0xffffffffULL)
+		return 0;
+	return w - units + (other << 32);
 }
 
 /* Whether a credit of units (1/2^TB_CREDIT_SHIFT of the burst: tbctl's

@@ -24,6 +24,10 @@ static const struct {
 	[TB_COST_PACKETS] = { .b = { .lvl = { .last_ns = TB_MOVED_NS }, .cost = TB_COST_PACKETS } },
 };
 
+/* Set by tbctl before load: the credit the older layout's buckets hold
+ * (enum tb_prev_credit), which its program spends without the lock. */
+const volatile __u8 tb_prev_credit = TB_PREV_CREDIT_NONE;
+
 /* The older layout's buckets while an upgrade moves them; 0 otherwise. */
 static __always_inline void *tb_prev_buckets(void)
 {
@@ -53,13 +57,33 @@ static __always_inline struct tb_bucket *tb_prev_claim(void *prev, const struct 
 	return bpf_map_lookup_elem(prev, key);
 }
 
-/* Take older bucket ob over: into nb go its level, its cached rule and its
- * counters (fields later layouts added stay as nb has them), and ob is
- * left moved. A bucket already moved gives only the counters the older
- * program added since, with a moved level. */
+/* Take older bucket ob over: into nb go its level, its cached rule, its
+ * counters and its credit (fields later layouts added stay as nb has
+ * them), and ob is left moved. A bucket already moved gives only the
+ * counters the older program added since, with a moved level. */
 static __always_inline void tb_take(struct tb_bucket *nb, struct tb_bucket *ob)
 {
 	__builtin_memcpy(nb, ob, TB_BUCKET_COMMON);
+	if (tb_prev_credit == TB_PREV_CREDIT_GRANTED) {
+		/* Layout 4 also adds what its credit admits to the passed
+		 * counters without the lock: they are taken by exchange too.
+		 * What the credit admitted was counted already, so only its
+		 * unspent part carries. */
+		__u64 old = __sync_lock_test_and_set(&ob->credit, 0);
+
+		nb->c.passed_packets = __sync_lock_test_and_set(&ob->c.passed_packets, 0);
+		nb->c.passed_bytes = __sync_lock_test_and_set(&ob->c.passed_bytes, 0);
+		nb->credit = old & 0xffffffffULL;
+		nb->credit_granted = old >> 32;
+		nb->credit_from = nb->credit;
+	} else if (tb_prev_credit == TB_PREV_CREDIT_COUNTED) {
+		/* As this layout keeps it: granted and counted from under
+		 * the lock held here. */
+		nb->credit = __sync_lock_test_and_set(&ob->credit, 0);
+		nb->credit_granted = ob->credit_granted;
+		nb->credit_from = ob->credit_from;
+		ob->credit_granted = ob->credit_from = 0;
+	}
 	ob->lvl.tokens = 0;
 	ob->lvl.last_ns = TB_MOVED_NS;
 	ob->lvl.peak = 0;

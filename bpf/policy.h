@@ -101,18 +101,18 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
 	return rule;
 }
 
-/* Nano-units a packet of len bytes takes under rule. */
-static __always_inline __u64 tb_cost_of(const struct tb_rule *rule, __u64 len)
+/* Units a packet of pkts segments and len bytes takes under rule. */
+static __always_inline __u64 tb_units_of(const struct tb_rule *rule, __u64 len, __u32 pkts)
 {
-	return rule->cost == TB_COST_PACKETS ? TB_NANO : len * TB_NANO;
+	return rule->cost == TB_COST_PACKETS ? pkts : len;
 }
 
-static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len,
+static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, __u32 pkts,
 					struct tb_terms *t)
 {
 	t->r = rule->r;
 	t->unit = rule->cost;
-	t->cost = tb_cost_of(rule, len);
+	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
 	t->action = rule->action;
 	t->horizon_ns = rule->horizon_ns;
 	t->credit = rule->burst >> TB_CREDIT_SHIFT <= 0xffffffffULL ? rule->burst >> TB_CREDIT_SHIFT : 0;
@@ -134,35 +134,44 @@ static __always_inline int tb_tail_drops(int action, int can_delay)
 	return action != TB_ACTION_SHAPE || !can_delay;
 }
 
+/* Take the bucket's credit back, counting what it admitted; the caller
+ * holds the lock. The unspent part returns to the level (bucket.h,
+ * tb_unspend) unless the level is kept in another unit from now on. */
+static __always_inline void tb_take_credit(struct tb_bucket *b, const struct tb_terms *t, __u64 now)
+{
+	__u64 w = __sync_lock_test_and_set(&b->credit, 0);
+
+	tb_credit_counted(b, w, &b->c);
+	if (b->cost == t->unit) {
+		b->lvl.tokens = tb_unspend(&b->lvl, now, &t->r, b->credit_granted, w & 0xffffffffULL);
+		if (now > b->lvl.last_ns)
+			b->lvl.last_ns = now;
+	}
+	b->credit_granted = b->credit_from = 0;
+}
+
 /* Charge and count in the bucket; the caller holds its lock. Credit
- * returns to the level first (bucket.h, tb_unspend), so the charge sees
- * all the bucket holds; tb_grant sets some aside again after it. */
+ * returns to the level first, so the charge sees all the bucket holds;
+ * tb_grant sets some aside again after it. */
 static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms *t,
 				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
 	int out;
 
+	if (b->credit_granted)
+		tb_take_credit(b, t, now);
 	if (b->cost != t->unit) {
-		/* The level is in the other unit; nothing carries over, and
-		 * no credit either. */
-		if (READ_ONCE(b->credit))
-			__sync_lock_test_and_set(&b->credit, 0);
+		/* The level is in the other unit: nothing carries over. */
 		tb_fill(&b->lvl, now, &t->r);
 		b->cost = t->unit;
-	} else if (READ_ONCE(b->credit)) {
-		__u64 credit = __sync_lock_test_and_set(&b->credit, 0);
-
-		b->lvl.tokens = tb_unspend(&b->lvl, now, &t->r, credit);
-		if (now > b->lvl.last_ns)
-			b->lvl.last_ns = now;
 	}
 	out = tb_decide(&b->lvl, t, now, depart);
 	/* After a tail drop, until the bucket can pay again, packets are
 	 * dropped without the lock (tb_police_addr). */
 	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
 	if (out <= TB_DELAYED) {
-		__sync_fetch_and_add(&b->c.passed_packets, pkts);
-		__sync_fetch_and_add(&b->c.passed_bytes, len);
+		b->c.passed_packets += pkts;
+		b->c.passed_bytes += len;
 	} else if (t->action == TB_ACTION_MONITOR) {
 		b->c.monitored_packets += pkts;
 		b->c.monitored_bytes += len;
@@ -181,19 +190,20 @@ static __always_inline void tb_grant(struct tb_bucket *b, const struct tb_terms 
 	if (out != TB_FIT || !tb_credit_fits(&b->lvl, &t->r, t->credit))
 		return;
 	b->lvl.tokens -= (__u64)t->credit * TB_NANO;
-	WRITE_ONCE(b->credit, (__u64)t->credit << 32 | t->credit);
+	b->credit_granted = b->credit_from = t->credit;
+	WRITE_ONCE(b->credit, t->credit);
 }
 
-/* Admit a packet of units from the bucket's credit, without the lock: a
- * compare-and-swap, retried a few times against other CPUs doing the
- * same. 0 when the credit cannot pay: the packet takes the lock. */
-static __always_inline int tb_spend_credit(struct tb_bucket *b, __u64 units)
+/* Admit a packet of units that counts other in the other measure from
+ * the bucket's credit, without the lock: a compare-and-swap, retried a
+ * few times against other CPUs doing the same. 0 when the credit cannot
+ * pay: the packet takes the lock. */
+static __always_inline int tb_spend_credit(struct tb_bucket *b, __u64 units, __u64 other)
 {
-	__u64 c = READ_ONCE(b->credit), seen;
+	__u64 c = READ_ONCE(b->credit), seen, next;
 
-	/* Only the unspent half changes; it cannot borrow from the other. */
-	for (int i = 0; i < 4 && (c & 0xffffffffULL) >= units; i++) {
-		seen = __sync_val_compare_and_swap(&b->credit, c, c - units);
+	for (int i = 0; i < 4 && (next = tb_credit_spend(c, units, other)); i++) {
+		seen = __sync_val_compare_and_swap(&b->credit, c, next);
 		if (seen == c)
 			return 1;
 		c = seen;
@@ -326,10 +336,8 @@ static __always_inline void tb_passcache_flush(struct tb_passslot *s)
 
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
-		/* Atomic: during an upgrade from layout 4 its program still
-		 * adds to these without the lock. */
-		__sync_fetch_and_add(&b->c.passed_packets, s->passed_packets);
-		__sync_fetch_and_add(&b->c.passed_bytes, s->passed_bytes);
+		b->c.passed_packets += s->passed_packets;
+		b->c.passed_bytes += s->passed_bytes;
 		bpf_spin_unlock(&lk->lock);
 	}
 	s->passed_packets = s->passed_bytes = 0;
@@ -370,35 +378,6 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 		tb_dropcache_flush(s);
 }
 
-/* Count a packet of key admitted from credit at now in this CPU's
- * passcache, or, while the slot holds another address counted there
- * within the hold, in bucket b (tb_abi.h, struct tb_passslot). */
-static __always_inline void tb_passcache_count(struct tb_bucket *b, const struct tb_addr *key,
-					       __u64 len, __u32 pkts, __u64 now)
-{
-	__u32 i = tb_dropcache_slot(key);
-	struct tb_passslot *s = bpf_map_lookup_elem(&passcache, &i);
-
-	if (s && !tb_slot_holds(&s->addr, key)) {
-		if (!s->passed_packets || now - s->last_ns >= TB_PASSCACHE_HOLD_NS) {
-			if (s->passed_packets)
-				tb_passcache_flush(s);
-			s->addr = *key;
-		} else {
-			s = 0;
-		}
-	}
-	if (!s) {
-		__sync_fetch_and_add(&b->c.passed_packets, pkts);
-		__sync_fetch_and_add(&b->c.passed_bytes, len);
-		return;
-	}
-	s->last_ns = now;
-	s->passed_bytes += len;
-	if ((s->passed_packets += pkts) >= TB_DROPCACHE_BATCH)
-		tb_passcache_flush(s);
-}
-
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
  * tb_police), to the bucket of address key. Failing open (pass) on the
  * impossible lookups keeps a broken map from blackholing a link. */
@@ -427,7 +406,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			st->unmatched_bytes += len;
 			return TB_PASS;
 		}
-		tb_terms_of(rule, len, t);
+		tb_terms_of(rule, len, pkts, t);
 		if (rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, rule->shared, t, now, len, pkts, depart);
 		if (!b) {
@@ -487,18 +466,16 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		 * bound is read after the rule it was computed under. */
 		barrier();
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
-		    tb_short(READ_ONCE(b->empty_ns), now, tb_cost_of(rule, len), &rule->r)) {
+		    tb_short(READ_ONCE(b->empty_ns), now, tb_units_of(rule, len, pkts) * TB_NANO, &rule->r)) {
 			tb_dropcache_count(key, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		/* Admitted from credit: no lock, and no write to the bucket
-		 * but the credit; counted in this CPU's passcache. */
+		 * but the credit, which counts it too. */
 		if (b->cost == rule->cost &&
-		    tb_spend_credit(b, rule->cost == TB_COST_PACKETS ? 1 : len)) {
-			tb_passcache_count(b, key, len, pkts, now);
+		    tb_spend_credit(b, tb_units_of(rule, len, pkts), rule->cost == TB_COST_PACKETS ? len : pkts))
 			return tb_count(st, TB_FIT, rule->action, len, pkts);
-		}
-		tb_terms_of(rule, len, t);
+		tb_terms_of(rule, len, pkts, t);
 	}
 
 	stripe = tb_lock_index(key);

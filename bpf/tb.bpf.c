@@ -76,6 +76,15 @@ static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct
 	if (lk) {
 		bpf_spin_lock(&lk->lock);
 		__builtin_memset(&b->c, 0, sizeof(b->c));
+		if (b->credit_granted) {
+			/* What the credit admitted is counted from now on
+			 * only. Emptied meanwhile, it admits nothing without
+			 * the lock held here. */
+			__u64 unspent = __sync_lock_test_and_set(&b->credit, 0) & 0xffffffffULL;
+
+			b->credit_from = unspent;
+			WRITE_ONCE(b->credit, unspent);
+		}
 		bpf_spin_unlock(&lk->lock);
 	}
 	return 0;
@@ -146,6 +155,18 @@ static long merge_stats(__u64 cpu, struct stats_to *c)
 	return 0;
 }
 
+/* Slot i % TB_DROPCACHE_SLOTS of CPU i / TB_DROPCACHE_SLOTS's passcache
+ * into its bucket. */
+static long drain_passcache(__u32 i, void *ctx)
+{
+	__u32 slot = i % TB_DROPCACHE_SLOTS;
+	struct tb_passslot *s = bpf_map_lookup_percpu_elem(&passcache, &slot, i / TB_DROPCACHE_SLOTS);
+
+	if (s && s->passed_packets)
+		tb_passcache_flush(s);
+	return 0;
+}
+
 /* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN once an upgrade's
  * swap has settled (no CPU runs the older program any more), to move what
  * the older layout's maps still hold. Run again after a kill, it adds
@@ -161,6 +182,10 @@ int tb_migrate(struct xdp_md *ctx)
 
 	if ((void *)(req + 1) > data_end)
 		return XDP_ABORTED;
+	/* Layout 5's counts first: one for an address not moved yet moves
+	 * its bucket. Nothing writes a passcache any more. */
+	if (req->passcache_cpus)
+		bpf_loop(req->passcache_cpus * TB_DROPCACHE_SLOTS, drain_passcache, 0, 0);
 	prev = tb_prev_buckets();
 	if (prev)
 		bpf_for_each_map_elem(prev, move_bucket, 0, 0);

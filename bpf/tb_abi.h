@@ -138,11 +138,8 @@ struct tb_counters {
 static inline __attribute__((always_inline)) void tb_counters_add(struct tb_counters *to,
 								  const struct tb_counters *c)
 {
-	/* Atomic: during an upgrade from layout 4, whose program adds
-	 * packets admitted from credit to these without the lock, the two
-	 * programs share the buckets. */
-	__sync_fetch_and_add(&to->passed_packets, c->passed_packets);
-	__sync_fetch_and_add(&to->passed_bytes, c->passed_bytes);
+	to->passed_packets += c->passed_packets;
+	to->passed_bytes += c->passed_bytes;
 	to->dropped_packets += c->dropped_packets;
 	to->dropped_bytes += c->dropped_bytes;
 	to->monitored_packets += c->monitored_packets;
@@ -164,24 +161,53 @@ struct tb_bucket {
 	__u8 pad;
 	struct tb_counters c;
 	/* Credit: units set aside from lvl for packets admitted without the
-	 * lock (policy.h), as granted << 32 | unspent. Spent by compare-and-
-	 * swap, granted only under the lock. Until the next locked charge
+	 * lock (policy.h), as count << 32 | unspent, where count is what the
+	 * credit admitted in the other measure: packets when the bucket
+	 * charges bytes, bytes when it charges packets. Spent by compare-
+	 * and-swap, which also counts, so an admission writes no other
+	 * word; granted only under the lock. Until the next locked charge
 	 * takes it back, lvl refills to at most the burst less what was
 	 * granted, as if none were spent, so spent credit refills only from
 	 * then on, and level and credit never hold more than the burst
-	 * (bucket.h, tb_unspend). Packets admitted from credit are counted
-	 * in the passcache, not here. */
+	 * (bucket.h, tb_unspend). */
 	__u64 credit;
+	/* Written under the lock: the units granted (0: no credit
+	 * outstanding), and the unspent units from which on the credit's
+	 * admissions are not yet in c (the grant, or what was unspent when
+	 * the counters were last reset). */
+	__u32 credit_granted;
+	__u32 credit_from;
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
 #endif
 };
 
+/* What the credit word w of bucket b admitted that its counters do not
+ * hold yet: added to them when the credit is taken back, and by tbctl
+ * when it reads them. */
+static inline __attribute__((always_inline)) void tb_credit_counted(const struct tb_bucket *b,
+								    __u64 w, struct tb_counters *c)
+{
+	__u64 units = b->credit_granted ? b->credit_from - (w & 0xffffffffULL) : 0, other = w >> 32;
+
+	c->passed_packets += b->cost == TB_COST_PACKETS ? units : other;
+	c->passed_bytes += b->cost == TB_COST_PACKETS ? other : units;
+}
+
 /* What every layout's struct tb_bucket holds, at these offsets: all that
- * an upgrade moves from an older layout's buckets into this one's. A
- * later layout that moves buckets of this one must also take the credit
- * (by atomic exchange: this layout's program may still be spending it). */
+ * an upgrade moves from an older layout's buckets into this one's. Those
+ * of layouts 4 and 5 also hold a credit (granted << 32 | unspent) whose
+ * admissions were counted elsewhere; a later layout that moves buckets
+ * of this one must take the credit and what it counted (by atomic
+ * exchange: this layout's program may still be spending it). */
 #define TB_BUCKET_COMMON (__builtin_offsetof(struct tb_bucket, c) + sizeof(struct tb_counters))
+/* The credit an older layout's bucket holds, told apart by its size. */
+enum tb_prev_credit {
+	TB_PREV_CREDIT_NONE = 0,        /* layouts 1 to 3 */
+	TB_PREV_CREDIT_GRANTED = 1,     /* 4 and 5: granted << 32 | unspent */
+	TB_PREV_CREDIT_COUNTED = 2,     /* 6 on: as struct tb_bucket has it */
+};
+#define TB_BUCKET_SIZE_V4 (TB_BUCKET_COMMON + sizeof(__u64))
 /* The largest older bucket an upgrade moves (bpf/migrate.h, its marks). */
 #define TB_BUCKET_PREV_MAX 256
 /* A bucket moved into a newer layout's map is left behind with this
@@ -231,17 +257,11 @@ struct tb_dropslot {
 };
 
 /* passcache value, per CPU: the packets of one address that a CPU
- * admitted from its bucket's credit (policy.h), not yet added to the
- * bucket's passed counters: an admission without the lock then writes no
- * counter another CPU writes, only the credit. Same slot of an address
- * and same batch as dropcache's, and read the same way; a map of its own
- * because dropcache keeps its layout across upgrades (TB_LAYOUT). Unlike
- * a drop, an admission can find its bucket's counters in cache, so an
- * address that finds its slot taken by one counted there in the last
- * TB_PASSCACHE_HOLD_NS adds to them atomically instead of flushing the
- * other's: a stream of many addresses then flushes each slot at most
- * once per hold, and a hot address keeps its slot. */
-#define TB_PASSCACHE_HOLD_NS 1000000ULL
+ * admitted from its bucket's credit, not yet added to the bucket's passed
+ * counters, as layout 5 counted them (same slot as dropcache's). This
+ * layout counts them in the credit itself, so only an upgrade from layout
+ * 5 finds counts here, which tb_migrate adds to the buckets, and tbctl
+ * reads them as it reads the dropcache's until then. */
 
 struct tb_passslot {
 	struct tb_addr addr;
@@ -314,12 +334,14 @@ struct tb_config {
  *   3: spare room at the end of struct tb_rule and struct tb_config.
  *   4: credit in struct tb_bucket.
  *   5: passcache; passed counters written only under the lock.
+ *   6: credit counts what it admits (struct tb_bucket grew); passcache
+ *      is left to drain.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 6
+#define TB_LAYOUT 7
 #else
-#define TB_LAYOUT 5
+#define TB_LAYOUT 6
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -328,6 +350,7 @@ struct tb_config {
 struct tb_migrate_req {
 	__u32 shared;           /* merge shared_prev into shared */
 	__u32 stats_cpus;       /* add this many CPUs' stats_prev into stats; 0: none */
+	__u32 passcache_cpus;   /* add this many CPUs' passcache into buckets; 0: none */
 };
 
 /* stats[0], per CPU. */

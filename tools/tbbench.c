@@ -388,7 +388,7 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
 	if (pending_read(&rs->m, &pend))
 		die("read the per-CPU counting caches");
-	pending_add(&pend, &a, &bk.c);
+	pending_add(&pend, &a, &bk, &bk.c);
 	pending_free(&pend);
 	res.passed = bk.c.passed_bytes;
 	res.admitted = bk.c.passed_packets;

@@ -93,7 +93,7 @@ static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, void
 	struct show *sh = ctx;
 	struct row r = { .addr = *a, .rule = ruleset_rule_of(&rs, sh->m, a, b, sh->gen), .b = *b };
 
-	pending_add(&sh->pending, a, &r.b.c);
+	pending_add(&sh->pending, a, &r.b, &r.b.c);
 	return emit(sh, &r);
 }
 
@@ -144,7 +144,8 @@ static void print_row(struct show *sh, const struct row *r)
 		if (r->shared)
 			strcpy(addr, rname);
 		tokens = r->b.cost == rule->cost ?
-				 tb_unspend(&r->b.lvl, sh->now, &rule->r, r->b.credit) / TB_NANO :
+				 tb_unspend(&r->b.lvl, sh->now, &rule->r, r->b.credit_granted,
+					    r->b.credit & 0xffffffffULL) / TB_NANO :
 				 rule->burst;
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
@@ -185,7 +186,7 @@ static int find_one(struct show *sh, struct row *r)
 	if (!bpf_map_lookup_elem(sh->m->buckets, &a->addr, &r->b)) {
 		r->addr = a->addr;
 		r->rule = ruleset_rule_of(&rs, sh->m, &a->addr, &r->b, sh->gen);
-		pending_add(&sh->pending, &a->addr, &r->b.c);
+		pending_add(&sh->pending, &a->addr, &r->b, &r->b.c);
 		return 0;
 	}
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->gen);

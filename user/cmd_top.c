@@ -110,13 +110,14 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx
 	memset(r, 0, sizeof(*r));
 	r->addr = *a;
 	r->c = b->c;
-	pending_add(&s->pending, a, &r->c);
+	pending_add(&s->pending, a, b, &r->c);
 	r->rule = ruleset_rule_of(s->rs, s->m, a, b, s->gen);
 	if (r->rule >= 0) {
 		const struct tb_rule *rule = &s->rs->rules[r->rule];
 
 		r->tokens = b->cost == rule->cost ?
-				    tb_unspend(&b->lvl, s->now, &rule->r, b->credit) / TB_NANO :
+				    tb_unspend(&b->lvl, s->now, &rule->r, b->credit_granted,
+					       b->credit & 0xffffffffULL) / TB_NANO :
 				    rule->burst;
 	}
 	return 0;

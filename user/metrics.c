@@ -117,7 +117,7 @@ static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void 
 	struct dev_read *d = ctx;
 	struct top_row r = { .addr = *a, .c = b->c };
 
-	pending_add(&d->pending, a, &r.c);
+	pending_add(&d->pending, a, b, &r.c);
 	r.rule = ruleset_rule_of(d->rs, d->m, a, b, d->cfg.gen);
 	d->tracked++;
 	if (r.rule >= 0) {

@@ -366,11 +366,14 @@ int pending_read(const struct tb_maps *m, struct tb_pending *p)
 	return 0;
 }
 
-void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_counters *c)
+void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
+		 struct tb_counters *c)
 {
 	const struct tb_dropslot *s = &p->slot[(size_t)tb_dropcache_slot(a) * p->ncpu];
 	const struct tb_passslot *ps = &p->pass[(size_t)tb_dropcache_slot(a) * p->ncpu];
 
+	if (b)
+		tb_credit_counted(b, b->credit, c);
 	for (int cpu = 0; cpu < p->ncpu; cpu++, s++, ps++) {
 		if (!memcmp(&s->addr, a, sizeof(*a))) {
 			c->dropped_packets += s->dropped_packets;

@@ -69,8 +69,9 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* Overwrite every CPU's counters with zero. */
 int stats_zero(const struct tb_maps *m);
 /* The packets the datapath counted per CPU and has not yet added to the
- * buckets, as read at one moment: over-limit ones (dropcache) and ones
- * admitted from credit (passcache). */
+ * buckets, as read at one moment: over-limit ones (dropcache), and ones
+ * admitted from credit by layout 5 until an upgrade drains them
+ * (passcache). */
 struct tb_pending {
 	int ncpu;
 	struct tb_dropslot *slot;       /* [TB_DROPCACHE_SLOTS][ncpu] */
@@ -78,8 +79,10 @@ struct tb_pending {
 };
 
 int pending_read(const struct tb_maps *m, struct tb_pending *p);
-/* Add address a's pending counts to c. */
-void pending_add(const struct tb_pending *p, const struct tb_addr *a, struct tb_counters *c);
+/* Add to c what address a's bucket b (0: none) counted but does not hold
+ * in its counters yet: its credit's admissions and the CPUs' caches. */
+void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
+		 struct tb_counters *c);
 void pending_free(struct tb_pending *p);
 /* Empty every CPU's cache (reset), counts and all. */
 int pending_zero(const struct tb_maps *m);

@@ -205,6 +205,9 @@ int upgrade_bind_prev(struct tb *skel, struct upgrade_moves *mv, int i, int fd)
 	}
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
+	skel->rodata->tb_prev_credit = info.value_size < TB_BUCKET_SIZE_V4 ? TB_PREV_CREDIT_NONE :
+				       info.value_size == TB_BUCKET_SIZE_V4 ? TB_PREV_CREDIT_GRANTED :
+				       TB_PREV_CREDIT_COUNTED;
 	/* The older buckets' inner map template, made like them, BTF and
 	 * all: kernels up to 6.1 also compare what their BTF finds. */
 	if (info.btf_id && (btf = bpf_btf_get_fd_by_id(info.btf_id)) >= 0) {
@@ -434,6 +437,8 @@ int upgrade_finish(const struct upgrade_moves *mv, struct tb *skel)
 	struct tb_migrate_req req = {
 		.shared = mv->old[SHARED] >= 0,
 		.stats_cpus = mv->old[STATS] >= 0 ? libbpf_num_possible_cpus() : 0,
+		/* Layout 5 counted admissions from credit there. */
+		.passcache_cpus = mv->old[BUCKETS] >= 0 ? libbpf_num_possible_cpus() : 0,
 	};
 	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } f = { req };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .repeat = 1);

@@ -11,6 +11,10 @@
 #   layout 4 (64b4725): passcache is new, and both programs share the
 #                       buckets, whose passed counters the older one adds
 #                       to without the lock;
+#   layout 5 (46aff70): buckets grew (the credit counts what it admits),
+#                       so the new program takes each bucket and its
+#                       credit over, and what the older one left in the
+#                       passcache is added to them once the swap settled;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -82,19 +86,25 @@ kill_points() {
 		!($1 in local_only) || NR + 1 - last >= 8 { print NR + 1; last = NR + 1 }'
 }
 
-# Before a kill: 20 datagrams from a capped source and 20 from the shared
-# prefix, all within their bursts; after it, each counted exactly once.
+# Before a kill: 20 datagrams from a capped source, 20 from one whose
+# rule's burst sets aside credit for 30 of them (layouts 4 on admit the
+# last 19 without the lock) and 20 from the shared prefix, all within
+# their bursts; after it, each counted exactly once.
+CREDIT_SRC=198.18.0.11
 counted() {
-	in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 20 \
-		--pps 2000 >/dev/null &&
-		in_s "$TBGEN" send --src "$SHARED_SRC" --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 20 \
-			--pps 2000 >/dev/null
+	local src
+
+	for src in 198.18.0.10 $CREDIT_SRC "$SHARED_SRC"; do
+		in_s "$TBGEN" send --src "$src" --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 20 \
+			--pps 2000 >/dev/null || return 1
+	done
 }
 carried() {
-	local a s
+	local a c s
 	a=$(show_field 198.18.0.10 passed_packets tnew)
+	c=$(show_field $CREDIT_SRC passed_packets tnew)
 	s=$(tnew -j show dev "$DEV_R" | jq '[.[] | select(.address == "198.18.32.0/24")][0].passed_packets')
-	[[ $a == 20 && $s == 20 ]] || { echo "passed $a and $s, not 20 and 20"; return 1; }
+	[[ $a == 20 && $c == 20 && $s == 20 ]] || { echo "passed $a, $c and $s, not 20 each"; return 1; }
 }
 
 # upgrade FROM OLD_TBCTL TO NEW_TBCTL
@@ -105,6 +115,7 @@ upgrade() {
 	old_rules() {
 		told rule set dev "$DEV_R" default rate 8mbit burst 16k early off &&
 			told rule set dev "$DEV_R" 198.18.0.16/28 rate 4mbit burst 8k &&
+			told rule set dev "$DEV_R" $CREDIT_SRC/32 rate 8mbit burst 1024k &&
 			told rule set dev "$DEV_R" 198.18.32.0/24 rate 2mbit scope shared &&
 			told rule set dev "$DEV_R" 2001:db8::/64 rate 1mbit action monitor
 	}
@@ -179,7 +190,7 @@ upgrade() {
 	done
 	check "upgrade from layout $from killed at those calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
 	# Killed after the swap, before the rules' rename: detach removes it
-	# all. An upgrade that only adds maps (layout 4 to 5) renames nothing.
+	# all. An upgrade that only adds maps renames nothing.
 	tnew detach dev "$DEV_R" >/dev/null 2>&1
 	told attach dev "$DEV_R" mode xdp && old_rules
 	if ((renames >= 2)); then
@@ -209,6 +220,7 @@ upgrade_from 1 4cd9fe4
 upgrade_from 2 f9740f1
 upgrade_from 3 123fc4c
 upgrade_from 4 64b4725
+upgrade_from 5 46aff70
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

@@ -187,18 +187,21 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 	return b;
 }
 
-/* Drops and admissions from credit counted in the per-CPU caches, not
- * yet in the bucket. */
+/* What is counted but not yet in the bucket's counters: admissions its
+ * credit counts, and drops in the per-CPU caches. */
 static struct tb_counters pending_of(const char *addr)
 {
 	struct tb_counters c = {};
 	struct tb_pending p;
+	struct tb_bucket b;
 	struct tb_addr a;
+	int has;
 
 	addr_parse(addr, &a);
+	has = !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
 	CHECK(!pending_read(&rs->m, &p), "read the dropcache");
 	if (p.slot)
-		pending_add(&p, &a, &c);
+		pending_add(&p, &a, has ? &b : NULL, &c);
 	pending_free(&p);
 	return c;
 }
@@ -222,7 +225,7 @@ static struct tb_bucket bucket_of(const char *addr)
  * set aside from it, unspent. */
 static __u64 held(const struct tb_bucket *b)
 {
-	return b->lvl.tokens + (b->credit & 0xffffffffULL) * TB_NANO;
+	return b->lvl.tokens + (b->credit_granted ? b->credit & 0xffffffffULL : 0) * TB_NANO;
 }
 
 static int has_bucket(const char *addr)
@@ -814,9 +817,9 @@ static void denial_writes_nothing_shared(void)
 }
 
 /* A packet admitted from credit takes no lock and writes nothing of the
- * bucket but the credit: it is counted in its CPU's passcache. The credit
- * spent, the next charge takes the lock, returns what is left and sets
- * more aside. */
+ * bucket but the credit, which counts it. The credit spent, the next
+ * charge takes the lock, adds what the credit admitted to the counters,
+ * returns what is left and sets more aside. */
 static void credit_admits_without_the_lock(void)
 {
 	const struct { int *fd; __u32 pass; const char *src; } c[] = {
@@ -835,12 +838,13 @@ static void credit_admits_without_the_lock(void)
 		frame_ipv4_len(&f, c[i].src, 1000);
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the first frame passes, under the lock", c[i].src);
 		before = raw_bucket_of(c[i].src);
-		CHECK_EQ(before.credit, 1000ULL << 32 | 1000, "%s: 1,000 B set aside as credit", c[i].src);
+		CHECK_EQ(before.credit, 1000, "%s: 1,000 B set aside as credit, nothing counted in it", c[i].src);
+		CHECK_EQ(before.credit_granted, 1000, "%s: granted", c[i].src);
 		CHECK_EQ(before.lvl.tokens, (64000 - 2000ULL) * TB_NANO, "%s: from the level", c[i].src);
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the second frame passes, from the credit", c[i].src);
 		after = raw_bucket_of(c[i].src);
-		CHECK_EQ(after.credit, 1000ULL << 32, "%s: the credit spent", c[i].src);
-		CHECK_EQ(pending_of(c[i].src).passed_packets, 1, "%s: counted in the CPU's passcache", c[i].src);
+		CHECK_EQ(after.credit, 1ULL << 32, "%s: the credit spent, and one packet counted in it", c[i].src);
+		CHECK_EQ(pending_of(c[i].src).passed_packets, 1, "%s: counted, not yet in the counters", c[i].src);
 		CHECK_EQ(pending_of(c[i].src).passed_bytes, 1000, "%s: its bytes too", c[i].src);
 		CHECK_EQ(bucket_of(c[i].src).c.passed_bytes, 2000, "%s: both frames' bytes as tbctl reads them", c[i].src);
 		after.credit = before.credit;
@@ -850,7 +854,10 @@ static void credit_admits_without_the_lock(void)
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the third frame passes, under the lock", c[i].src);
 		after = raw_bucket_of(c[i].src);
 		CHECK(after.lvl.last_ns > before.lvl.last_ns, "%s: the lock refilled the level", c[i].src);
-		CHECK_EQ(after.credit, 1000ULL << 32 | 1000, "%s: and set credit aside again", c[i].src);
+		CHECK_EQ(after.c.passed_packets, 3, "%s: the credit's packet now in the counters", c[i].src);
+		CHECK_EQ(after.c.passed_bytes, 3000, "%s: and its bytes", c[i].src);
+		CHECK_EQ(pending_of(c[i].src).passed_packets, 0, "%s: nothing left to count", c[i].src);
+		CHECK_EQ(after.credit, 1000, "%s: and set credit aside again", c[i].src);
 		/* A millisecond refills far more than the burst, yet the frame
 		 * paid from credit is still missing: its room refills only from
 		 * this charge on. Refilled from the grant, it would hold 63,000. */
@@ -993,59 +1000,92 @@ static __u64 mono_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Admissions from credit are cached per CPU as drops are, but an address
- * that finds its slot held by one counted there within the hold adds to
- * its own bucket instead; past the hold it flushes the other's counts
- * into their bucket and takes the slot. A slot flushes itself after a
- * batch, and reset empties it. */
-static void passcache_holds_flushes_and_batches(void)
+/* A bucket charging packets counts its credit's admissions in bytes in
+ * the credit word; reset counters starts counting again at what is
+ * unspent, leaving the credit to admit the rest; a packet the count
+ * could not hold takes the lock. */
+static void credit_counts_packets_and_resets(void)
 {
-	char a[32] = "198.18.29.1", other[32] = "";
-	struct frame fa, fb;
-	__u64 t0, t1, tries = 0;
+	const char *a = "198.18.29.1";
+	struct tb_bucket b;
+	struct tb_addr k;
+	struct frame f;
 
-	CHECK(slot_mate(a, 30, other, sizeof(other)), "an address of 198.18.30.0 to 198.18.255.1 shares %s's slot", a);
 	setup();
 	pin_cpu0();
-	/* 64 MB of burst: 1 MB of credit, a thousand 1000-byte frames. */
-	set_rule("default", 1000000000, 64000000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	frame_ipv4_len(&fa, a, 1000);
-	frame_ipv4_len(&fb, other, 1000);
-	CHECK_EQ(pass_count(xdp_fd, &fa, 11, XDP_PASS), 11, "%s: the first frame under the lock, 10 from credit", a);
-	CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1, "%s: the locked pass in the bucket", a);
-	CHECK_EQ(pending_of(a).passed_packets, 10, "%s: 10 pending", a);
+	/* 6,400 packets of burst: 100 of credit. */
+	set_rule("default", 1000000, 6400, TB_COST_PACKETS, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, a, 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 11, XDP_PASS), 11, "%s: the first frame under the lock, 10 from credit", a);
+	b = raw_bucket_of(a);
+	CHECK_EQ(b.credit, 10000ULL << 32 | 90, "%s: 10 packets spent, their 10,000 B counted", a);
+	CHECK_EQ(b.c.passed_packets, 1, "%s: the locked pass in the counters", a);
+	CHECK_EQ(pending_of(a).passed_packets, 10, "%s: 10 counted in the credit", a);
 	CHECK_EQ(bucket_of(a).c.passed_bytes, 11000, "%s: all 11 as tbctl reads them", a);
-	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: its first frame, under the lock", other);
-	/* Within the hold: both frames run inside one window shorter than it. */
-	do {
-		t0 = mono_ns();
-		CHECK_EQ(run(xdp_fd, &fa), XDP_PASS, "%s: from credit", a);
-		CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: from credit", other);
-		t1 = mono_ns();
-		tries++;
-	} while (t1 - t0 >= TB_PASSCACHE_HOLD_NS && tries < 20);
-	CHECK(t1 - t0 < TB_PASSCACHE_HOLD_NS, "two frames within %llu ns", TB_PASSCACHE_HOLD_NS);
-	CHECK_EQ(pending_of(a).passed_packets, 10 + tries, "%s: keeps its slot within the hold", a);
-	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries, "%s: counted in its bucket meanwhile", other);
-	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: nothing pending", other);
-	usleep(2 * TB_PASSCACHE_HOLD_NS / 1000);
-	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: from credit, past the hold", other);
-	CHECK_EQ(raw_bucket_of(a).c.passed_packets, 11 + tries, "%s: flushed when %s took the slot", a, other);
-	CHECK_EQ(raw_bucket_of(a).c.passed_bytes, 1000 * (11 + tries), "%s: bytes too", a);
-	CHECK_EQ(pending_of(a).passed_packets, 0, "%s: nothing pending", a);
-	CHECK_EQ(pending_of(other).passed_packets, 1, "%s: 1 pending", other);
-	CHECK_EQ(pass_count(xdp_fd, &fb, TB_DROPCACHE_BATCH - 2, XDP_PASS), TB_DROPCACHE_BATCH - 2,
-		 "%s: more from credit", other);
-	CHECK_EQ(pending_of(other).passed_packets, TB_DROPCACHE_BATCH - 1, "%s: a batch less one", other);
-	CHECK_EQ(run(xdp_fd, &fb), XDP_PASS, "%s: the batch's last", other);
-	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: a full batch is flushed", other);
-	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
-	CHECK_EQ(raw_bucket_of(other).c.passed_bytes, 1000 * (1 + tries + TB_DROPCACHE_BATCH), "%s: bytes", other);
-	CHECK_EQ(pass_count(xdp_fd, &fb, 5, XDP_PASS), 5, "%s: 5 more from credit", other);
-	CHECK(!pending_zero(&rs->m), "empty the caches, as reset does");
-	CHECK_EQ(pending_of(other).passed_packets, 0, "%s: reset empties the passcache", other);
-	CHECK_EQ(raw_bucket_of(other).c.passed_packets, 1 + tries + TB_DROPCACHE_BATCH, "%s: and leaves the bucket", other);
+	CHECK_EQ(run(bpf_program__fd(skel->progs.tb_reset_counters), &f), XDP_PASS, "reset program ran");
+	b = raw_bucket_of(a);
+	CHECK_EQ(b.credit, 90, "%s: reset: the count emptied, the 90 unspent left", a);
+	CHECK_EQ(b.credit_from, 90, "%s: counted from there on", a);
+	CHECK_EQ(bucket_of(a).c.passed_packets, 0, "%s: nothing counted after the reset", a);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "%s: 5 more from credit", a);
+	b = bucket_of(a);
+	CHECK_EQ(b.c.passed_packets, 5, "%s: the 5 counted", a);
+	CHECK_EQ(b.c.passed_bytes, 5000, "%s: 5,000 B", a);
+	CHECK_EQ(raw_bucket_of(a).credit & 0xffffffffULL, 85, "%s: from the credit", a);
+	CHECK_EQ(pass_count(xdp_fd, &f, 85, XDP_PASS), 85, "%s: the credit's last 85", a);
+	CHECK_EQ(raw_bucket_of(a).credit, 90000ULL << 32, "%s: spent, 90 packets' bytes counted in it", a);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame under the lock", a);
+	b = raw_bucket_of(a);
+	CHECK_EQ(b.c.passed_packets, 91, "%s: the credit's 90 and this one in the counters", a);
+	CHECK_EQ(b.c.passed_bytes, 91000, "%s: bytes too", a);
+	CHECK_EQ(b.credit, 100, "%s: a fresh credit", a);
+	/* A count the word cannot hold: that packet takes the lock. */
+	b.credit = 0xffffff00ULL << 32 | 100;
+	addr_parse(a, &k);
+	CHECK(!bpf_map_update_elem(rs->m.buckets, &k, &b, BPF_EXIST), "fill the count");
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame the count cannot hold passes", a);
+	b = raw_bucket_of(a);
+	CHECK_EQ(b.c.passed_packets, 92, "%s: under the lock, which took the credit back", a);
+	CHECK_EQ(b.c.passed_bytes, 92000 + 0xffffff00ULL, "%s: with the count it held", a);
 	unpin();
+	teardown();
+}
+
+/* After an upgrade from layout 5, what its program admitted from credit
+ * and left in the CPUs' passcaches is added to the buckets, once. */
+static void upgrade_drains_the_passcache(void)
+{
+	const char *a = "198.18.31.1";
+	struct tb_migrate_req req = { .passcache_cpus = libbpf_num_possible_cpus() };
+	struct { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } fr = { req };
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_passslot *v = calloc(ncpu, sizeof(*v));
+	struct frame f;
+	struct tb_addr k;
+	__u32 slot;
+
+	setup();
+	set_rule("default", 1000, 30000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, a, 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame makes its bucket", a);
+	addr_parse(a, &k);
+	slot = tb_dropcache_slot(&k);
+	for (int cpu = 0; cpu < ncpu; cpu++)
+		v[cpu] = (struct tb_passslot){ .addr = k, .passed_packets = 3 + cpu, .passed_bytes = 3000 + cpu };
+	CHECK(!bpf_map_update_elem(rs->m.passcache, &slot, v, BPF_ANY), "layout 5's counts in every CPU's passcache");
+	CHECK_EQ(bucket_of(a).c.passed_packets, 1 + 3 * ncpu + ncpu * (ncpu - 1) / 2, "tbctl reads them");
+	for (int round = 0; round < 2; round++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &fr, .data_size_in = sizeof(fr), .repeat = 1);
+
+		CHECK(!bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o) && o.retval == XDP_PASS,
+		      "migrate ran (round %d)", round);
+		CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1 + 3 * ncpu + ncpu * (ncpu - 1) / 2,
+			 "in the bucket, once (round %d)", round);
+		CHECK_EQ(raw_bucket_of(a).c.passed_bytes, 1000 + 3000 * ncpu + ncpu * (ncpu - 1) / 2,
+			 "bytes too (round %d)", round);
+		CHECK_EQ(pending_of(a).passed_packets, 0, "the passcache empty (round %d)", round);
+	}
+	free(v);
 	teardown();
 }
 
@@ -1325,6 +1365,16 @@ static void gso_aggregates_are_charged_by_segments(void)
 	frame_ipv4_len(&f, "198.18.22.3", 3054);
 	frame_tcp(&f, 14, 0);
 	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "a plain frame larger than the burst never passes");
+
+	/* By packets, an aggregate takes one per segment. */
+	spec = (struct rule_spec){ .rate = 1, .burst = 5, .cost = TB_COST_PACKETS };
+	set_spec("198.18.22.4", &spec);
+	gso_frame(&f, "198.18.22.4", &ctx);
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), (__u32)TC_ACT_UNSPEC, "by packets: 3 segments within 5");
+	b = bucket_of("198.18.22.4");
+	CHECK_EQ(held(&b), 2 * TB_NANO, "by packets: 3 of the 5 taken");
+	CHECK_EQ(b.c.passed_packets, 3, "by packets: counted as its segments");
+	CHECK_EQ(run_out(tc_fd, &f, &out, &ctx), TC_ACT_SHOT, "by packets: 3 more do not fit the 2 left");
 	teardown();
 }
 
@@ -1680,7 +1730,8 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
-	T(passcache_holds_flushes_and_batches),
+	T(credit_counts_packets_and_resets),
+	T(upgrade_drains_the_passcache),
 	T(evicted_bucket_starts_from_what_it_owed),
 	T(upgrade_copies_values_by_their_common_beginning),
 	T(upgrade_moves_buckets_and_counters),

@@ -314,7 +314,7 @@ static void credit_keeps_the_bound(void)
 		struct tb_rate r = tb_rate_make(rate, burst);
 		__u32 units_set = burst >> TB_CREDIT_SHIFT;
 		struct tb_level l, lp;
-		__u64 now = SEC + (__u64)rand() * 1000, credit = 0;
+		__u64 now = SEC + (__u64)rand() * 1000, credit = 0, granted = 0;
 
 		tb_fill(&l, now, &r);
 		lp = l;
@@ -325,20 +325,20 @@ static void credit_keeps_the_bound(void)
 
 			now += rand() % 4 == 0 ? 0 : (__u64)rand() % (5 * MS);
 			t[i] = now;
-			if ((credit & 0xffffffffULL) >= units && rand() % 8) {
+			if (credit >= units && rand() % 8) {
 				credit -= units;
 				fit = 1;
 				from_credit++;
 			} else {
-				if (credit) {
-					l.tokens = tb_unspend(&l, now, &r, credit);
+				if (granted) {
+					l.tokens = tb_unspend(&l, now, &r, granted, credit);
 					l.last_ns = now > l.last_ns ? now : l.last_ns;
-					credit = 0;
+					credit = granted = 0;
 				}
 				fit = admit(&l, now, units, &r);
 				if (fit && tb_credit_fits(&l, &r, units_set)) {
 					l.tokens -= (__u64)units_set * TB_NANO;
-					credit = (__u64)units_set << 32 | units_set;
+					credit = granted = units_set;
 					grants++;
 				}
 			}
@@ -386,6 +386,39 @@ static void restored_bucket_owes_what_it_took(void)
 	      "the slow bucket next to it starts short of full by 64 us of its rate at most");
 }
 
+/* The credit word (struct tb_bucket): a spend pays units from what is
+ * unspent and counts the other measure beside it, refusing what it
+ * cannot pay or count; what it admitted is what the counters lack,
+ * counted from the grant or the latest reset. */
+static void credit_word_counts_what_it_admits(void)
+{
+	struct tb_bucket b = { .cost = TB_COST_BYTES, .credit_granted = 1000, .credit_from = 1000 };
+	struct tb_counters c = {};
+	__u64 w = 1000;
+
+	w = tb_credit_spend(w, 300, 1);
+	w = tb_credit_spend(w, 200, 1);
+	CHECK_EQ(w, 2ULL << 32 | 500, "two packets of 500 B paid and counted");
+	CHECK_EQ(tb_credit_spend(w, 501, 1), 0, "501 B cannot be paid from 500");
+	CHECK_EQ(tb_credit_spend(0xffffffffULL << 32 | 500, 1, 1), 0, "a full count takes no more");
+	tb_credit_counted(&b, w, &c);
+	CHECK_EQ(c.passed_bytes, 500, "bytes admitted: granted less unspent");
+	CHECK_EQ(c.passed_packets, 2, "packets admitted: the count");
+	b.credit_from = 500;
+	c = (struct tb_counters){};
+	tb_credit_counted(&b, w & 0xffffffffULL, &c);
+	CHECK(!c.passed_bytes && !c.passed_packets, "after a reset at 500 unspent, nothing counted");
+	b = (struct tb_bucket){ .cost = TB_COST_PACKETS, .credit_granted = 10, .credit_from = 10 };
+	w = tb_credit_spend(10, 1, 1500);
+	c = (struct tb_counters){};
+	tb_credit_counted(&b, w, &c);
+	CHECK(c.passed_packets == 1 && c.passed_bytes == 1500, "by packets: 1 packet, its 1,500 B counted");
+	b.credit_granted = 0;
+	c = (struct tb_counters){};
+	tb_credit_counted(&b, 0, &c);
+	CHECK(!c.passed_bytes && !c.passed_packets, "no credit outstanding, nothing counted");
+}
+
 TEST_LIST(
 	T(millisecond_refills_a_millisecond),
 	T(long_idle_refills_exactly_capacity),
@@ -402,6 +435,7 @@ TEST_LIST(
 	T(eviction_adds_no_burst),
 	T(restored_bucket_owes_what_it_took),
 	T(credit_keeps_the_bound),
+	T(credit_word_counts_what_it_admits),
 );
 
 int main(int argc, char **argv)

@@ -5,7 +5,7 @@
 # source sends at twice its cap, and the source stays within b + r*T, its
 # counters carry on and the program lets go of the older buckets. Then an
 # upgrade killed between the swap and the merge is finished by the next
-# attach, every count carried exactly once.
+# attach, every count carried exactly once, those the credit holds too.
 . "$(dirname "$0")/../../e2e/lib.bash"
 setup
 
@@ -47,7 +47,14 @@ check "detach" tnext detach dev "$DEV_R"
 # Killed once the new program is hooked, before the merge (the grace
 # period's membarrier): the next attach finishes it.
 tb attach dev "$DEV_R" mode xdp && tb rule set dev "$DEV_R" default rate 2mbit burst $BURST early off
-in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $SIZE --count 20 --pps 2000 >/dev/null
+# A burst that sets credit aside for 30 datagrams: 19 of the 20 are
+# admitted from it and counted in its word.
+tb rule set dev "$DEV_R" 198.18.0.11/32 rate 8mbit burst 1024k
+for src in 198.18.0.10 198.18.0.11; do
+	in_s "$TBGEN" send --src $src --dst 198.18.0.2 --port 9001 --size $SIZE --count 20 --pps 2000 >/dev/null
+done
+credited=$(tb -j show dev "$DEV_R" addr 198.18.0.11 | jq '.[0].passed_packets')
+check "the credit's source counted 20 before the upgrade: $credited" [ "${credited:-0}" = 20 ]
 # (In a shell of its own, which reports the kill to /dev/null.)
 bash -c "nsenter --net=/var/run/netns/$NS_R strace -f -qq -o /dev/null -e trace=membarrier \
 	-e inject=membarrier:signal=SIGKILL $NEXT attach dev $DEV_R; true" >/dev/null 2>&1
@@ -55,7 +62,9 @@ check "killed before the merge, the new maps wait aside" bash -c "ls $PINS | gre
 check "the next attach finishes the upgrade" bash -c "nsenter --net=/var/run/netns/$NS_R $NEXT attach dev $DEV_R 2>&1 | grep -q 'upgraded'"
 check "nothing is left aside" bash -c "! ls $PINS | grep -q ':pending'"
 check "the program holds no older buckets after it" lets_go
-passed=$(show_field 198.18.0.10 passed_packets tnext)
-check "the 20 datagrams counted before the kill are counted once: $passed" [ "${passed:-0}" = 20 ]
+for src in 198.18.0.10 198.18.0.11; do
+	passed=$(show_field $src passed_packets tnext)
+	check "$src: the 20 datagrams counted before the kill are counted once: $passed" [ "${passed:-0}" = 20 ]
+done
 check "detach" tnext detach dev "$DEV_R"
 summary
