@@ -184,11 +184,13 @@ struct tb_bucket {
 
 /* What the credit word w of bucket b admitted that its counters do not
  * hold yet: added to them when the credit is taken back, and by tbctl
- * when it reads them. */
+ * when it reads them. tbctl's copy, taken without the lock, may pair a
+ * word with a later grant: that counts nothing rather than wrapping. */
 static inline __attribute__((always_inline)) void tb_credit_counted(const struct tb_bucket *b,
 								    __u64 w, struct tb_counters *c)
 {
-	__u64 units = b->credit_granted ? b->credit_from - (w & 0xffffffffULL) : 0, other = w >> 32;
+	__u64 unspent = w & 0xffffffffULL, other = w >> 32;
+	__u64 units = b->credit_granted && b->credit_from > unspent ? b->credit_from - unspent : 0;
 
 	c->passed_packets += b->cost == TB_COST_PACKETS ? units : other;
 	c->passed_bytes += b->cost == TB_COST_PACKETS ? other : units;
