@@ -30,7 +30,12 @@ s2=$!
 sleep 1.5
 tb -j top dev "$DEV_R" -n 3 interval 1 >"$tmp/top.json"
 tb top dev "$DEV_R" -n 2 interval 0.5 rows 5 >"$tmp/top.txt"
-(sleep 1.5; printf q) | timeout 10 script -qfec "nsenter --net=/var/run/netns/$NS_R $TBCTL top dev $DEV_R interval 0.5" /dev/null >"$tmp/top.tty" 2>&1
+# q once the screen shows the header (at most 8 s): a fixed delay lost
+# the race on a loaded machine, and top quit before it had drawn.
+drawn() { grep -q "tbctl top dev $DEV_R" "$tmp/top.tty" 2>/dev/null; }
+(for _ in $(seq 80); do drawn && break; sleep 0.1; done; sleep 0.5; printf q) |
+	timeout 10 script -qfec "nsenter --net=/var/run/netns/$NS_R $TBCTL top dev $DEV_R interval 0.5" /dev/null \
+		>"$tmp/top.tty" 2>&1
 tty_rc=$?
 wait "$s1" "$s2" "$recv"
 
