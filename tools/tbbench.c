@@ -85,17 +85,6 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-/* Median over rounds of the kernel's average ns per run; divided by
- * per_run when one run handles that many packets. */
-static double cost_ns(int fd, const struct frame *f, __u32 reps, double per_run)
-{
-	double v[64];
-
-	for (int r = 0; r < rounds; r++)
-		v[r] = run_ns(fd, f, reps, per_run);
-	return median(v, rounds);
-}
-
 /* Programs compared with each other are timed in interleaved rounds, each
  * round running every one of them in turn: a change in the machine's
  * speed (its neighbours, its clock) then shifts a whole round alike, and
@@ -104,7 +93,7 @@ struct timed {
 	int fd;
 	const struct frame *f;
 	__u32 reps;
-	double per_run;
+	double per_run; /* packets one run handles */
 	double v[64];   /* ns per packet, per round */
 	double ns;      /* their median */
 };
@@ -214,7 +203,7 @@ static void per_packet(struct json_object *doc)
 	struct frame v4, v6;
 	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
 	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_10K, N };
-	struct timed p4[N - 1], p6[N];
+	struct timed p4[N - 1], p6[N], empty;
 
 	if (!b)
 		die("load bench object");
@@ -243,7 +232,9 @@ static void per_packet(struct json_object *doc)
 			p[i] = (struct timed){ .fd = fd[i], .f = f, .reps = repeat, .per_run = 1 };
 		cost_interleaved(p, N - !fam);
 	}
-	add_ns(o, "empty_xdp_ns", cost_ns(bpf_program__fd(b->progs.bench_empty), &v4, repeat, 1));
+	empty = (struct timed){ .fd = bpf_program__fd(b->progs.bench_empty), .f = &v4, .reps = repeat, .per_run = 1 };
+	cost_interleaved(&empty, 1);
+	add_ns(o, "empty_xdp_ns", empty.ns);
 	add_ns(o, "floor_v4_ns", p4[FLOOR].ns);
 	add_ns(o, "floor_v6_ns", p6[FLOOR].ns);
 	add_ns(o, "xdp_v4_pass_ns", p4[XDP_PASS].ns);

@@ -1012,7 +1012,6 @@ static void credit_counts_packets_and_resets(void)
 	struct frame f;
 
 	setup();
-	pin_cpu0();
 	/* 6,400 packets of burst: 100 of credit. */
 	set_rule("default", 1000000, 6400, TB_COST_PACKETS, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, a, 1000);
@@ -1047,17 +1046,16 @@ static void credit_counts_packets_and_resets(void)
 	b = raw_bucket_of(a);
 	CHECK_EQ(b.c.passed_packets, 92, "%s: under the lock, which took the credit back", a);
 	CHECK_EQ(b.c.passed_bytes, 92000 + 0xffffff00ULL, "%s: with the count it held", a);
-	unpin();
 	teardown();
 }
 
-/* After an upgrade from layout 5, what its program admitted from credit
- * and left in the CPUs' passcaches is added to the buckets, once. */
+/* After an upgrade that moved the buckets (from layout 5), what the older
+ * program admitted from credit and left in the CPUs' passcaches is added
+ * to the buckets, once, by the step tbctl runs once the swap settled. */
 static void upgrade_drains_the_passcache(void)
 {
 	const char *a = "198.18.31.1";
-	struct tb_migrate_req req = { .passcache_cpus = libbpf_num_possible_cpus() };
-	struct { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } fr = { req };
+	struct upgrade_moves mv;
 	int ncpu = libbpf_num_possible_cpus();
 	struct tb_passslot *v = calloc(ncpu, sizeof(*v));
 	struct frame f;
@@ -1074,11 +1072,10 @@ static void upgrade_drains_the_passcache(void)
 		v[cpu] = (struct tb_passslot){ .addr = k, .passed_packets = 3 + cpu, .passed_bytes = 3000 + cpu };
 	CHECK(!bpf_map_update_elem(rs->m.passcache, &slot, v, BPF_ANY), "layout 5's counts in every CPU's passcache");
 	CHECK_EQ(bucket_of(a).c.passed_packets, 1 + 3 * ncpu + ncpu * (ncpu - 1) / 2, "tbctl reads them");
+	upgrade_moves_init(&mv);
+	mv.old[offsetof(struct tb_maps, buckets) / sizeof(int)] = rs->m.buckets;
 	for (int round = 0; round < 2; round++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &fr, .data_size_in = sizeof(fr), .repeat = 1);
-
-		CHECK(!bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o) && o.retval == XDP_PASS,
-		      "migrate ran (round %d)", round);
+		CHECK_EQ(upgrade_finish(&mv, skel), 0, "upgrade_finish (round %d)", round);
 		CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1 + 3 * ncpu + ncpu * (ncpu - 1) / 2,
 			 "in the bucket, once (round %d)", round);
 		CHECK_EQ(raw_bucket_of(a).c.passed_bytes, 1000 + 3000 * ncpu + ncpu * (ncpu - 1) / 2,
