@@ -71,18 +71,19 @@ static __always_inline __u64 tb_empty_since(const struct tb_level *l, const stru
 
 /* A packet of cost certainly cannot be paid at now by a bucket last empty
  * no later than empty_ns: (now - empty_ns) * rate bounds its level from
- * above. Decided from that one word, so it needs no lock; a bound that is
- * stale (older) only sends the packet to the locked path, and so does a
- * clock behind the bound. Denying changes nothing, as if the packet had
+ * above. Decided from that one word, so it needs no lock. Any earlier
+ * instant bounds the level too, so a bound that is stale (older), or a
+ * copy kept since, only sends more packets to the locked path, and so
+ * does a clock behind the bound. Denying changes nothing, as if the packet had
  * never come, so the bound b + r*T holds whatever this decides. */
-static __always_inline int tb_short(__u64 empty_ns, __u64 now, __u64 cost, const struct tb_rate *r)
+static __always_inline int tb_short(__u64 empty_ns, __u64 now, __u64 cost, __u64 rate, __u64 fill_ns)
 {
 	__u64 elapsed;
 
 	if (!empty_ns || now < empty_ns)
 		return 0;
 	elapsed = now - empty_ns;
-	return elapsed < r->fill_ns && elapsed * r->rate < cost;
+	return elapsed < fill_ns && elapsed * rate < cost;
 }
 
 /* The early congestion signal for a packet that finds the bucket at level

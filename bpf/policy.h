@@ -351,12 +351,12 @@ static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct 
 	return a[0] == k[0] && a[1] == k[1];
 }
 
-/* Count an over-limit packet of key in this CPU's dropcache: the bucket's
- * counters are written only once a batch (or a collision) flushes them. */
-static __always_inline void tb_dropcache_count(const struct tb_addr *key, int monitor, __u64 len,
-					       __u32 pkts)
+/* Count an over-limit packet of key, whose cache slot is i, in this CPU's
+ * dropcache: the bucket's counters are written only once a batch (or a
+ * collision) flushes them. */
+static __always_inline void tb_dropcache_count(const struct tb_addr *key, __u32 i, int monitor,
+					       __u64 len, __u32 pkts)
 {
-	__u32 i = tb_dropcache_slot(key);
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
 	__u64 n;
 
@@ -378,6 +378,42 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, int mo
 		tb_dropcache_flush(s);
 }
 
+/* Whether this CPU's copy d of key's bound shows that a packet of len
+ * bytes and pkts segments certainly cannot be paid under generation gen. */
+static __always_inline int tb_deny_cached(const struct tb_denyslot *d, const struct tb_addr *key,
+					  __u32 gen, __u64 now, __u64 len, __u32 pkts)
+{
+	return d && d->gen == gen && tb_slot_holds(&d->addr, key) &&
+	       tb_short(READ_ONCE(d->empty_ns), now, (d->cost == TB_COST_PACKETS ? pkts : len) * TB_NANO,
+			d->rate, d->fill_ns);
+}
+
+/* Keep bound e of key's bucket, under rule, in this CPU's copy d. Only
+ * where re-created buckets start from what evicted ones owed (owed[]):
+ * without that, eviction would refill a bucket behind the copy's back.
+ * Shape never: a hook that delays departures does not tail drop. The
+ * bound is cleared first and written last, so a program that runs on
+ * this CPU while this one is preempted mid-write (a test run may be)
+ * finds a copy that denies nothing, never one that mixes two. */
+static __always_inline void tb_deny_keep(struct tb_denyslot *d, const struct tb_config *cfg,
+					 const struct tb_addr *key, __u32 gen, __u64 e,
+					 const struct tb_rule *rule)
+{
+	if (!d || rule->action == TB_ACTION_SHAPE || cfg->owed_shift < TB_OWED_MIN_SHIFT ||
+	    cfg->owed_shift > 31)
+		return;
+	WRITE_ONCE(d->empty_ns, 0);
+	barrier();
+	d->addr = *key;
+	d->rate = rule->r.rate;
+	d->fill_ns = rule->r.fill_ns;
+	d->gen = gen;
+	d->cost = rule->cost;
+	d->action = rule->action;
+	barrier();
+	WRITE_ONCE(d->empty_ns, e);
+}
+
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
  * tb_police), to the bucket of address key. Failing open (pass) on the
  * impossible lookups keeps a broken map from blackholing a link. */
@@ -388,10 +424,18 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_bucket *b;
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
-	__u32 id, gen = cfg->gen, stripe;
-	__u64 *slot;
+	__u32 id, gen = cfg->gen, stripe, ci = tb_dropcache_slot(key);
+	struct tb_denyslot *d = bpf_map_lookup_elem(&denycache, &ci);
+	__u64 *slot, e;
 	int out;
 
+	/* Certainly over the limit by what this CPU already knows: the
+	 * bucket is not even looked up, so a flood from one address touches
+	 * only this CPU's memory. */
+	if (tb_deny_cached(d, key, gen, now, len, pkts)) {
+		tb_dropcache_count(key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
+		return tb_count(st, TB_OVER, d->action, len, pkts);
+	}
 	b = bpf_map_lookup_elem(&buckets, key);
 	if (b && b->gen == gen) {
 		id = b->rule;
@@ -460,21 +504,25 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			*depart = 0;
 		}
 	} else {
+		/* Admitted from credit: no lock, and no write to the bucket
+		 * but the credit, which counts it too. Credit outstanding is
+		 * never more than the bound below allows, so trying it first
+		 * changes no outcome. */
+		if (b->cost == rule->cost &&
+		    tb_spend_credit(b, tb_units_of(rule, len, pkts), rule->cost == TB_COST_PACKETS ? len : pkts))
+			return tb_count(st, TB_FIT, rule->action, len, pkts);
 		/* Certainly over the limit: decided and counted without the
 		 * lock and without writing the bucket, so a flood from one
 		 * address over every CPU shares no cache line it writes. The
 		 * bound is read after the rule it was computed under. */
 		barrier();
+		e = READ_ONCE(b->empty_ns);
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
-		    tb_short(READ_ONCE(b->empty_ns), now, tb_units_of(rule, len, pkts) * TB_NANO, &rule->r)) {
-			tb_dropcache_count(key, rule->action == TB_ACTION_MONITOR, len, pkts);
+		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
+			tb_deny_keep(d, cfg, key, gen, e, rule);
+			tb_dropcache_count(key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
-		/* Admitted from credit: no lock, and no write to the bucket
-		 * but the credit, which counts it too. */
-		if (b->cost == rule->cost &&
-		    tb_spend_credit(b, tb_units_of(rule, len, pkts), rule->cost == TB_COST_PACKETS ? len : pkts))
-			return tb_count(st, TB_FIT, rule->action, len, pkts);
 		tb_terms_of(rule, len, pkts, t);
 	}
 

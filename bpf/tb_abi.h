@@ -272,8 +272,27 @@ struct tb_passslot {
 	__u64 last_ns;          /* when addr was last counted here */
 };
 
-/* The dropcache (and passcache) slot of an address, for the datapath and
- * for tbctl. */
+/* denycache value, per CPU: a bucket's empty_ns as this CPU last read it,
+ * with the terms of the rule it was computed under. While the rule-set
+ * generation is still gen, a packet of addr that this bound already
+ * shows cannot be paid is dropped (or, monitor, counted) without looking
+ * up the bucket at all (policy.h). An older bound is still a bound: the
+ * level only refills at the rate after it, a re-created bucket starts
+ * from what its evicted one owed (owed[]), and anything else that would
+ * refill a bucket changes the generation. Same slot as dropcache's. */
+struct tb_denyslot {
+	struct tb_addr addr;
+	__u64 empty_ns;         /* 0: nothing cached */
+	__u64 rate;             /* of the rule: units per second */
+	__u64 fill_ns;
+	__u32 gen;
+	__u8 cost;              /* enum tb_cost of the rule and the bucket */
+	__u8 action;            /* enum tb_action of the rule */
+	__u16 pad;
+};
+
+/* The slot of an address in dropcache, passcache and denycache, for the
+ * datapath and for tbctl. */
 static inline __u32 tb_dropcache_slot(const struct tb_addr *a)
 {
 	__u32 h = a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3];
@@ -329,7 +348,7 @@ struct tb_config {
  * global counters may grow too: the new program takes each bucket over
  * from the old map, and the rest is added up once the swap has settled
  * (user/upgrade.c, bpf/migrate.h). The other maps the datapath writes
- * (locks, dropcache, owed, passcache) keep their layout: during the swap both
+ * (locks, dropcache, owed, passcache, denycache) keep their layout: during the swap both
  * programs must share them.
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
@@ -338,12 +357,13 @@ struct tb_config {
  *   5: passcache; passed counters written only under the lock.
  *   6: credit counts what it admits (struct tb_bucket grew); passcache
  *      is left to drain.
+ *   7: denycache.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 7
+#define TB_LAYOUT 8
 #else
-#define TB_LAYOUT 6
+#define TB_LAYOUT 7
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -391,6 +411,7 @@ struct tb_stats {
 	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats, 1)              \
 	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
 	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
-	X(passcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_passslot, 1)
+	X(passcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_passslot, 1)        \
+	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)
 
 #endif

@@ -383,10 +383,15 @@ static int run_reset(const struct cmd_args *a)
 	if (open_attached("reset", a->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
-	if (!err && a->reset == RESET_BUCKETS)
+	if (!err && a->reset == RESET_BUCKETS) {
 		err = buckets_foreach(&m, delete_bucket, &m);
-	if (!err && a->reset == RESET_BUCKETS)
-		err = owed_zero(&m);
+		if (!err)
+			err = owed_zero(&m);
+		/* CPUs keep copies of the forgotten buckets' bounds:
+		 * made stale. */
+		if (!err)
+			err = ruleset_invalidate(&rs);
+	}
 	if (!err && a->reset == RESET_COUNTERS)
 		err = zero_address_counters(a->dev, rs.cfg.max_addrs);
 	/* Pending drops belong to the counters, or to the buckets just gone. */

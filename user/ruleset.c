@@ -92,6 +92,11 @@ static int publish(struct ruleset *rs, const struct tb_prefix *p, int id)
 	return bump_gen(rs, rs->cfg.default_rule);
 }
 
+int ruleset_invalidate(struct ruleset *rs)
+{
+	return bump_gen(rs, rs->cfg.default_rule);
+}
+
 static __u32 prefix_hash(const struct tb_prefix *p)
 {
 	__u32 h = 2166136261u ^ p->family ^ (__u32)p->len << 8;

@@ -59,6 +59,11 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s);
  * set what differs; a rule already as asked keeps its slot, so its
  * buckets keep their state. 0 or -errno. */
 int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct rule_spec *s, int n);
+/* Bump the generation, with no rule changed: every bucket's cached slot
+ * and every CPU's copy of a bucket's bound (tb_abi.h, denycache) go
+ * stale. For levels refilled behind the datapath's back (reset buckets).
+ * 0 or -errno. */
+int ruleset_invalidate(struct ruleset *rs);
 /* The default rule's slot, or -1. */
 int ruleset_default(const struct ruleset *rs);
 /* The slot of the rule address a is charged to now (-1: none): b's cached

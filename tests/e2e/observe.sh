@@ -65,7 +65,14 @@ owed_slots() {
 		     | select(. != 0)] | length'
 }
 check "charged buckets left what they owe in owed[] ($(owed_slots) slots)" [ "$(owed_slots)" -gt 0 ]
+# The rule-set generation, which CPUs' copies of buckets' bounds are kept under.
+generation() {
+	bpftool -j map lookup pinned "/sys/fs/bpf/tbctl/$DEV_R/config" key 0 0 0 0 | jq -e '.formatted.value.gen'
+}
+gen=$(generation)
 check "reset buckets" tb reset dev "$DEV_R" buckets
+check "reset buckets: the generation bumped ($gen to $(generation)), so no CPU denies from a forgotten bucket's bound" \
+	[ "$(generation)" = $((gen + 1)) ]
 check "reset buckets: no address tracked" [ "$(tb -j stats dev "$DEV_R" | jq .addresses_tracked)" = 0 ]
 check "reset buckets: nothing owed either, every address starts full" [ "$(owed_slots)" = 0 ]
 for f in -j "-j -p"; do

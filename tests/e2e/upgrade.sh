@@ -15,6 +15,7 @@
 #                       so the new program takes each bucket and its
 #                       credit over, and what the older one left in the
 #                       passcache is added to them once the swap settled;
+#   layout 6 (a93f1ef): denycache is new, which the load makes and pins;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -46,7 +47,7 @@ on_pins() {
 	local id maps m
 	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
 	maps=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
-	for m in buckets rules prefixes_v4 config owed; do
+	for m in buckets rules prefixes_v4 config owed denycache; do
 		jq -e --argjson id "$(bpftool -j map show pinned "$PINS/$m" | jq .id)" 'index($id) != null' \
 			<<<"$maps" >/dev/null || { echo "the program does not use the pinned $m"; return 1; }
 	done
@@ -221,6 +222,7 @@ upgrade_from 2 f9740f1
 upgrade_from 3 123fc4c
 upgrade_from 4 64b4725
 upgrade_from 5 46aff70
+upgrade_from 6 a93f1ef
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

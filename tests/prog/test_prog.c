@@ -78,6 +78,16 @@ out:
 	}
 }
 
+static void set_owed_shift(__u8 shift)
+{
+	struct tb_config cfg;
+	__u32 zero = 0;
+
+	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
+	cfg.owed_shift = rs->cfg.owed_shift = shift;
+	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
+}
+
 /* One object per hook variant, loaded once: each test starts from its
  * maps emptied, as a fresh load's are, without another verifier pass (a
  * few seconds each in the emulated VM). */
@@ -113,6 +123,8 @@ static void setup_hook(int key_dst, int egress)
 		fprintf(stderr, "read rules: %s\n", strerror(errno));
 		exit(2);
 	}
+	/* owed[] in use, as attach sets it. */
+	set_owed_shift(__builtin_ctz(bpf_map__max_entries(skel->maps.owed)));
 	xdp_fd = bpf_program__fd(skel->progs.tb_xdp);
 	tc_fd = bpf_program__fd(skel->progs.tb_tc);
 }
@@ -887,16 +899,6 @@ static void rule_change_clears_the_empty_bound(void)
 	teardown();
 }
 
-static void set_owed_shift(__u8 shift)
-{
-	struct tb_config cfg;
-	__u32 zero = 0;
-
-	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
-	cfg.owed_shift = rs->cfg.owed_shift = shift;
-	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
-}
-
 static void evict(const char *addr)
 {
 	struct tb_addr a;
@@ -988,6 +990,61 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	CHECK_EQ(pending_of(other).dropped_packets, 0, "%s: a full batch is flushed", other);
 	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
 	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (1 + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	unpin();
+	teardown();
+}
+
+/* A denial that read the bucket's bound leaves this CPU a copy of it:
+ * later denials read neither the bucket nor its bound. The copy answers
+ * only for its address, and only until the generation changes: an
+ * address taking its slot, a rule change and reset buckets all send the
+ * next packet to the bucket. */
+static void denial_copy_skips_the_bucket(void)
+{
+	char a[32] = "198.18.30.1", other[32] = "";
+	struct tb_bucket before, after;
+	struct tb_addr k;
+	struct frame f, fo;
+	int id;
+
+	CHECK(slot_mate(a, 31, other, sizeof(other)), "an address of 198.18.31.0 to 198.18.255.1 shares %s's slot", a);
+	setup();
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &f);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "denied by the bucket's bound, which this CPU keeps");
+	before = raw_bucket_of(a);
+	before.empty_ns = 0;
+	addr_parse(a, &k);
+	CHECK(!bpf_map_update_elem(rs->m.buckets, &k, &before, BPF_EXIST), "clear the bucket's bound: %s",
+	      strerror(errno));
+	CHECK_EQ(pass_count(xdp_fd, &f, 50, XDP_DROP), 50, "50 more denials");
+	after = raw_bucket_of(a);
+	CHECK(!memcmp(&before, &after, sizeof(before)),
+	      "denied by the copy: the bucket, bound cleared, neither charged nor written");
+	CHECK_EQ(bucket_of(a).c.dropped_packets, 52, "every drop counted, as tbctl reads them");
+
+	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fo);
+	CHECK_EQ(run(xdp_fd, &fo), XDP_DROP, "%s: denied by its bound, and takes the copy's slot", other);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: still drained", a);
+	after = raw_bucket_of(a);
+	CHECK(after.lvl.last_ns > before.lvl.last_ns && after.empty_ns,
+	      "%s: its copy gone, charged under the lock, which wrote the bound again", a);
+
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: denied by the bound, copied again", a);
+	id = set_rule("default", 999, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: drained under the new rule", a);
+	CHECK_EQ(raw_bucket_of(a).rule, id, "the rule changed: the packet went to the bucket, which took it");
+
+	/* What reset buckets does: buckets and what they owed forgotten,
+	 * and the generation bumped. */
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: denied by the new bound, copied", a);
+	evict(a);
+	CHECK(!owed_zero(&rs->m), "forget what buckets owe");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the bucket forgotten, the copy still denies");
+	CHECK(!has_bucket(a), "without looking the bucket up");
+	CHECK(!ruleset_invalidate(rs), "bump the generation");
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 3, "then the copy is stale: a full burst");
 	unpin();
 	teardown();
 }
@@ -1727,6 +1784,7 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(denial_copy_skips_the_bucket),
 	T(credit_counts_packets_and_resets),
 	T(upgrade_drains_the_passcache),
 	T(evicted_bucket_starts_from_what_it_owed),
