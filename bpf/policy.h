@@ -430,8 +430,8 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	int out;
 
 	/* Certainly over the limit by what this CPU already knows: the
-	 * bucket is not even looked up, so a flood from one address touches
-	 * only this CPU's memory. */
+	 * bucket is not even looked up, so a flood from one address writes
+	 * only this CPU's memory (and its bucket's counters once a batch). */
 	if (tb_deny_cached(d, key, gen, now, len, pkts)) {
 		tb_dropcache_count(key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
 		return tb_count(st, TB_OVER, d->action, len, pkts);
