@@ -44,16 +44,22 @@ static __always_inline __u32 tb_lock_index(const struct tb_addr *a)
 	return tb_addr_hash(a) >> (32 - TB_LOCK_SHIFT);
 }
 
+/* Whether owed[] is in use: not in a test's bare object (shift 0). */
+static __always_inline int tb_owes(const struct tb_config *cfg)
+{
+	return cfg->owed_shift >= TB_OWED_MIN_SHIFT && cfg->owed_shift <= 31;
+}
+
 /* An address's owed[] slot: the top owed_shift bits of the hash whose top
  * TB_LOCK_SHIFT bits pick its stripe, so every address of a slot writes it
- * under one lock. 0 when there is no owed[] (a test's bare object). */
+ * under one lock. 0 when there is none. */
 static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, const struct tb_addr *a)
 {
-	__u32 shift = cfg->owed_shift, i;
+	__u32 i;
 
-	if (shift < TB_OWED_MIN_SHIFT || shift > 31)
+	if (!tb_owes(cfg))
 		return 0;
-	i = tb_addr_hash(a) >> (32 - shift);
+	i = tb_addr_hash(a) >> (32 - cfg->owed_shift);
 	return bpf_map_lookup_elem(&owed, &i);
 }
 
@@ -101,10 +107,15 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
 	return rule;
 }
 
-/* Units a packet of pkts segments and len bytes takes under rule. */
+/* Units a packet of pkts segments and len bytes takes in unit cost. */
+static __always_inline __u64 tb_units(__u8 cost, __u64 len, __u32 pkts)
+{
+	return cost == TB_COST_PACKETS ? pkts : len;
+}
+
 static __always_inline __u64 tb_units_of(const struct tb_rule *rule, __u64 len, __u32 pkts)
 {
-	return rule->cost == TB_COST_PACKETS ? pkts : len;
+	return tb_units(rule->cost, len, pkts);
 }
 
 static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, __u32 pkts,
@@ -384,8 +395,8 @@ static __always_inline int tb_deny_cached(const struct tb_denyslot *d, const str
 					  __u32 gen, __u64 now, __u64 len, __u32 pkts)
 {
 	return d && d->gen == gen && tb_slot_holds(&d->addr, key) &&
-	       tb_short(READ_ONCE(d->empty_ns), now, (d->cost == TB_COST_PACKETS ? pkts : len) * TB_NANO,
-			d->rate, d->fill_ns);
+	       tb_short(READ_ONCE(d->empty_ns), now, tb_units(d->cost, len, pkts) * TB_NANO, d->rate,
+			d->fill_ns);
 }
 
 /* Keep bound e of key's bucket, under rule, in this CPU's copy d. Only
@@ -399,8 +410,7 @@ static __always_inline void tb_deny_keep(struct tb_denyslot *d, const struct tb_
 					 const struct tb_addr *key, __u32 gen, __u64 e,
 					 const struct tb_rule *rule)
 {
-	if (!d || rule->action == TB_ACTION_SHAPE || cfg->owed_shift < TB_OWED_MIN_SHIFT ||
-	    cfg->owed_shift > 31)
+	if (!d || rule->action == TB_ACTION_SHAPE || !tb_owes(cfg))
 		return;
 	WRITE_ONCE(d->empty_ns, 0);
 	barrier();

@@ -143,10 +143,7 @@ static void print_row(struct show *sh, const struct row *r)
 		rule_format(rule, rname, sizeof(rname));
 		if (r->shared)
 			strcpy(addr, rname);
-		tokens = r->b.cost == rule->cost ?
-				 tb_unspend(&r->b.lvl, sh->now, &rule->r, r->b.credit_granted,
-					    r->b.credit & 0xffffffffULL) / TB_NANO :
-				 rule->burst;
+		tokens = bucket_units(&r->b, rule, sh->now);
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
 	if (out.json) {

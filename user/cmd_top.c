@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include <curses.h>
 #include <bpf/bpf.h>
-#include "bucket.h"
 #include "output.h"
 #include "state.h"
 #include "tbctl.h"
@@ -115,10 +114,7 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx
 	if (r->rule >= 0) {
 		const struct tb_rule *rule = &s->rs->rules[r->rule];
 
-		r->tokens = b->cost == rule->cost ?
-				    tb_unspend(&b->lvl, s->now, &rule->r, b->credit_granted,
-					       b->credit & 0xffffffffULL) / TB_NANO :
-				    rule->burst;
+		r->tokens = bucket_units(b, rule, s->now);
 	}
 	return 0;
 }

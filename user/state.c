@@ -19,6 +19,7 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bucket.h"
 #include "state.h"
 #include "tb.skel.h"
 
@@ -386,6 +387,13 @@ void pending_add(const struct tb_pending *p, const struct tb_addr *a, const stru
 			c->passed_bytes += ps->passed_bytes;
 		}
 	}
+}
+
+__u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now)
+{
+	if (b->cost != rule->cost)
+		return rule->burst;
+	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, b->credit & 0xffffffffULL) / TB_NANO;
 }
 
 void pending_free(struct tb_pending *p)

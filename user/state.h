@@ -84,6 +84,10 @@ int pending_read(const struct tb_maps *m, struct tb_pending *p);
 void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
 		 struct tb_counters *c);
 void pending_free(struct tb_pending *p);
+/* What bucket b holds at now under rule, in the rule's units, its unspent
+ * credit included, as the next locked charge finds it: the burst when the
+ * level is kept in the rule's other unit (the next charge refills it). */
+__u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
 /* Empty every CPU's cache (reset), counts and all. */
 int pending_zero(const struct tb_maps *m);
 /* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
