@@ -7,7 +7,10 @@
 #include "policy.h"
 
 /* The least any per-address policer must do: parse, read the clock, find
- * the address's state and write it. Same bounded table type as tbctl's. */
+ * the address's state and write it. Same bounded table type as tbctl's.
+ * Its state is one word, unless tbbench gives it a larger value (up to a
+ * struct tb_bucket): then it shows what the size of tbctl's state alone
+ * costs over many addresses. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
@@ -25,10 +28,13 @@ static __always_inline void floor_addr(const struct tb_addr *key, __u64 now)
 {
 	__u64 *v = bpf_map_lookup_elem(&floor_state, key);
 
-	if (v)
+	if (v) {
 		*v = now;
-	else
-		bpf_map_update_elem(&floor_state, key, &now, BPF_ANY);
+	} else {
+		__u64 nv[sizeof(struct tb_bucket) / sizeof(__u64)] = { now };
+
+		bpf_map_update_elem(&floor_state, key, nv, BPF_ANY);
+	}
 }
 
 SEC("xdp")

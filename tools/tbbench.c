@@ -261,28 +261,36 @@ static void per_packet(struct json_object *doc)
 }
 
 /* The many-address program over many live addresses, timed per address:
- * the floor's, or tbctl's with 1 or 10,000 rules. */
+ * the floor's (its state one word, or as large as tbctl's), or tbctl's
+ * with 1 or 10,000 rules. */
 struct many {
 	struct bench *b;
 	struct ruleset *rs;
 };
 
-static struct many many_load(int floor, int ten_k_rules)
+enum many_kind { MANY_FLOOR, MANY_FLOOR_SIZED, MANY_TBCTL, MANY_TBCTL_10K, MANY_KINDS };
+
+static struct many many_load(enum many_kind kind)
 {
 	struct many m = { .b = bench__open() };
+	int floor = kind == MANY_FLOOR || kind == MANY_FLOOR_SIZED;
 
 	if (!m.b)
 		die("open bench object");
 	m.b->rodata->many_n = many;
 	m.b->rodata->many_floor = floor;
-	bpf_map__set_max_entries(m.b->maps.buckets, 2 * many);
-	bpf_map__set_max_entries(m.b->maps.owed, 1U << state_owed_shift(2 * many));
-	bpf_map__set_max_entries(m.b->maps.floor_state, 2 * many);
+	/* Only the tables the program uses get their full size. */
+	bpf_map__set_max_entries(m.b->maps.buckets, floor ? 1 : 2 * many);
+	bpf_map__set_max_entries(m.b->maps.owed, floor ? 1 : 1U << state_owed_shift(2 * many));
+	bpf_map__set_max_entries(m.b->maps.floor_state, floor ? 2 * many : 1);
+	if (kind == MANY_FLOOR_SIZED &&
+	    bpf_map__set_value_size(m.b->maps.floor_state, sizeof(struct tb_bucket)))
+		die("size the floor's state");
 	if (bench__load(m.b))
 		die("load bench object");
 	m.rs = ruleset_of(m.b->obj);
 	set_rule(m.rs, "default", TB_RATE_MAX, TB_BURST_MAX);
-	if (ten_k_rules)
+	if (kind == MANY_TBCTL_10K)
 		many_rules(m.rs, TB_RATE_MAX, TB_BURST_MAX);
 	return m;
 }
@@ -290,29 +298,38 @@ static struct many many_load(int floor, int ten_k_rules)
 static void many_addresses(struct json_object *doc)
 {
 	struct json_object *o = json_object_new_object();
-	struct many m[3] = { many_load(1, 0), many_load(0, 0), many_load(0, 1) };
-	struct timed p[3];
+	struct many m[MANY_KINDS];
+	struct timed p[MANY_KINDS];
 	struct frame f;
 	struct tb_stats s;
 
 	frame_ipv4_len(&f, "198.18.0.1", 64);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < MANY_KINDS; i++) {
+		m[i] = many_load(i);
 		p[i] = (struct timed){ .fd = bpf_program__fd(m[i].b->progs.bench_many), .f = &f,
 				       .reps = 1, .per_run = many };
 		/* The first pass creates every address's state; then time hits. */
 		run_ns(p[i].fd, &f, 1, many);
 	}
-	cost_interleaved(p, 3);
-	stats_sum(&m[1].rs->m, &s);
+	cost_interleaved(p, MANY_KINDS);
+	stats_sum(&m[MANY_TBCTL].rs->m, &s);
 	json_add_u64(o, "addresses", many);
-	add_ns(o, "floor_ns", p[0].ns);
-	add_ns(o, "tbctl_ns", p[1].ns);
+	add_ns(o, "floor_ns", p[MANY_FLOOR].ns);
+	add_ns(o, "floor_sized_ns", p[MANY_FLOOR_SIZED].ns);
+	/* What each floor's table holds per address, as the memory section
+	 * counts tbctl's. */
+	json_add_u64(o, "floor_bytes_per_address",
+		     memlock_of(bpf_map__fd(m[MANY_FLOOR].b->maps.floor_state)) / (2 * many));
+	json_add_u64(o, "floor_sized_bytes_per_address",
+		     memlock_of(bpf_map__fd(m[MANY_FLOOR_SIZED].b->maps.floor_state)) / (2 * many));
+	add_ns(o, "tbctl_ns", p[MANY_TBCTL].ns);
 	json_add_u64(o, "tbctl_buckets_created", s.buckets_created);
-	add_ns(o, "tbctl_10k_rules_ns", p[2].ns);
-	add_ns(o, "tbctl_over_floor", ratio_of(&p[1], &p[0]));
-	add_ns(o, "ten_k_rules_over_one", ratio_of(&p[2], &p[1]));
+	add_ns(o, "tbctl_10k_rules_ns", p[MANY_TBCTL_10K].ns);
+	add_ns(o, "tbctl_over_floor", ratio_of(&p[MANY_TBCTL], &p[MANY_FLOOR]));
+	add_ns(o, "tbctl_over_sized_floor", ratio_of(&p[MANY_TBCTL], &p[MANY_FLOOR_SIZED]));
+	add_ns(o, "ten_k_rules_over_one", ratio_of(&p[MANY_TBCTL_10K], &p[MANY_TBCTL]));
 	json_object_object_add(doc, "many_addresses", o);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < MANY_KINDS; i++) {
 		bench__destroy(m[i].b);
 		free(m[i].rs);
 	}
