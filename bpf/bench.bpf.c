@@ -50,21 +50,41 @@ int bench_floor(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* Many addresses: one run visits many_n addresses 2001:db8:0:X::i (X =
- * i mod 10,000, so 10,000 /64 rules can cover them), in an order that
- * strides the whole table: i * odd constant mod 2^k is a permutation. */
+/* Many addresses: one run visits many_n addresses 2001:db8:0:X::j (X =
+ * j mod 10,000, so 10,000 /64 rules can cover them), each once, in the
+ * order many_index gives. */
 const volatile __u32 many_n = 1 << 20;
 const volatile __u8 many_floor = 0;
+/* Runs so far: the first creates every address's state. */
+__u32 many_run = 0;
+
+/* The j that run r visits i-th. The first run strides the whole table (i
+ * times an odd constant, mod 2^k, is a permutation). Every later run
+ * visits in an order of its own, unrelated to the first's: the kernel
+ * hands out a table's elements in the order addresses are created, so
+ * visiting them again in that order would reach memory in a sequence
+ * the prefetchers follow. Each step is a permutation of k-bit numbers. */
+static __always_inline __u32 many_index(__u32 i, __u32 r)
+{
+	__u32 m = many_n - 1, x = (i * 2654435761u) & m;
+
+	if (!r)
+		return x;
+	x ^= x >> 7;
+	x = (x * 0x2c1b3c6du) & m;
+	return x ^ ((r * 0x9e3779b9u) & m);
+}
 
 struct many_ctx {
 	struct tb_stats *st;
 	struct tb_config *cfg;
+	__u32 run;
 };
 
 static long many_step(__u32 i, void *arg)
 {
 	struct many_ctx *c = arg;
-	__u32 j = (i * 2654435761u) & (many_n - 1);
+	__u32 j = many_index(i, c->run);
 	struct tb_addr key = { .w = { tb_htonl(0x20010db8), tb_htonl(j % 10000), 0, tb_htonl(j) } };
 	__u64 now = bpf_ktime_get_ns();
 
@@ -89,6 +109,7 @@ int bench_many(struct xdp_md *ctx)
 	c.cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!c.st || !c.cfg)
 		return XDP_ABORTED;
+	c.run = many_run++;
 	bpf_loop(many_n, many_step, &c, 0);
 	return XDP_PASS;
 }

@@ -249,7 +249,7 @@ jq -r '
 	"| tbctl tc, under the limit | \(.micro.per_packet.tc_v4_pass_ns) | \(.micro.per_packet.tc_v6_pass_ns) |",
 	"| tbctl tc, over the limit | \(.micro.per_packet.tc_v4_drop_ns) | \(.micro.per_packet.tc_v6_drop_ns) |",
 	"| tbctl XDP, 10,000 rules installed | | \(.micro.per_packet.xdp_v6_pass_10k_rules_ns) |",
-	"\n## \(.micro.many_addresses.addresses) live addresses, cache-hostile order (ns per packet)\n",
+	"\n## \(.micro.many_addresses.addresses) live addresses, each run in an order of its own (ns per packet)\n",
 	"| floor (\(.micro.many_addresses.floor_bytes_per_address) B/address) | floor, its state as large as a tbctl bucket (\(.micro.many_addresses.floor_sized_bytes_per_address) B/address) | tbctl, 1 rule | tbctl, 10,000 rules |", "|---|---|---|---|",
 	"| \(f(.micro.many_addresses.floor_ns)) | \(f(.micro.many_addresses.floor_sized_ns)) | \(f(.micro.many_addresses.tbctl_ns)) | \(f(.micro.many_addresses.tbctl_10k_rules_ns)) |",
 	"\n## Contention: one address (ns per packet per thread)\n",

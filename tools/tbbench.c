@@ -4,8 +4,10 @@
  *   tbbench micro [--rounds R] [--repeat N] [--addrs K]
  *       Per-packet cost under BPF_PROG_TEST_RUN (median of R rounds of N
  *       runs, 64-byte frames) next to an empty program and a floor
- *       program; K addresses (a power of two) in a cache-hostile order;
- *       10,000 rules against 1; two CPUs on one address; map memory.
+ *       program; K addresses (a power of two), each run in an order of
+ *       its own, against the floor with its state one word and as large
+ *       as a bucket; 10,000 rules against 1; two CPUs on one address;
+ *       map memory.
  *       Programs compared are timed in interleaved rounds, and each ratio
  *       is the median of the rounds' ratios.
  *   tbbench fill --dev DEV --addrs N
