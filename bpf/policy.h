@@ -434,7 +434,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_bucket *b;
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
-	__u32 id, gen = cfg->gen, stripe, ci = tb_dropcache_slot(key);
+	__u32 id, gen = cfg->gen, stripe, ci = tb_dropcache_slot(key, cfg->slot_seed);
 	struct tb_denyslot *d = bpf_map_lookup_elem(&denycache, &ci);
 	__u64 *slot, e;
 	int out;

@@ -260,7 +260,7 @@ struct tb_dropslot {
 
 /* passcache value, per CPU: the packets of one address that a CPU
  * admitted from its bucket's credit, not yet added to the bucket's passed
- * counters, as layout 5 counted them (same slot as dropcache's). This
+ * counters, as layout 5 counted them (in its dropcache slot). This
  * layout counts them in the credit itself, so only an upgrade from layout
  * 5 finds counts here, which tb_migrate adds to the buckets, and tbctl
  * reads them as it reads the dropcache's until then. */
@@ -291,13 +291,21 @@ struct tb_denyslot {
 	__u16 pad;
 };
 
-/* The slot of an address in dropcache, passcache and denycache, for the
- * datapath and for tbctl. */
-static inline __u32 tb_dropcache_slot(const struct tb_addr *a)
+/* The slot of an address in dropcache and denycache under seed
+ * (tb_config.slot_seed). Every bit of the address moves the top bits of
+ * the second product, so addresses that differ in a pattern spread over
+ * the slots: folding the words together by XOR, as layouts 1 to 7 did,
+ * put all of 2001:db8:0:N::N in one slot, where two of them flooding
+ * flushed into their buckets, under the lock, on every drop. A seed
+ * drawn at attach keeps senders from picking colliding addresses. Only
+ * the datapath needs it: tbctl finds cached counts by address. */
+static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
 {
-	__u32 h = a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3];
+	const __u64 *k = (const __u64 *)a;
+	__u64 x = (k[0] ^ seed) * 0x9E3779B97F4A7C15ULL;
 
-	return (h * 0x85EBCA6Bu) >> 24 & (TB_DROPCACHE_SLOTS - 1);
+	x = (x ^ (x >> 32) ^ k[1]) * 0xC2B2AE3D27D4EB4FULL;
+	return x >> 56 & (TB_DROPCACHE_SLOTS - 1);
 }
 
 /* owed[] value: per hash slot of addresses, the latest instant by which
@@ -334,7 +342,10 @@ struct tb_config {
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
 	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded; 0: layout 1 */
 	__u8 pad;
-	__u32 spare[4]; /* zero: room for fields whose zero means "as before" */
+	/* Keys tb_dropcache_slot; drawn by attach, once (0 mixes as well,
+	 * only not secretly). */
+	__u32 slot_seed;
+	__u32 spare[3]; /* zero: room for fields whose zero means "as before" */
 };
 
 /* The layout of every map and value here. Any change to them bumps it:
@@ -358,12 +369,14 @@ struct tb_config {
  *   6: credit counts what it admits (struct tb_bucket grew); passcache
  *      is left to drain.
  *   7: denycache.
+ *   8: dropcache and denycache slots from a keyed mix of the whole
+ *      address (tb_config.slot_seed); tbctl finds their counts by address.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 8
+#define TB_LAYOUT 9
 #else
-#define TB_LAYOUT 7
+#define TB_LAYOUT 8
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has

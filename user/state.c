@@ -344,49 +344,76 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out)
 	return err;
 }
 
+static int addr_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct tb_addr));
+}
+
+/* Append what cache entry addr holds, if anything. */
+static void pending_put(struct tb_pending *p, const struct tb_addr *addr, const struct tb_counters *c)
+{
+	if (c->passed_packets | c->dropped_packets | c->monitored_packets)
+		p->v[p->n++] = (struct tb_pending_addr){ .addr = *addr, .c = *c };
+}
+
 int pending_read(const struct tb_maps *m, struct tb_pending *p)
 {
-	p->ncpu = libbpf_num_possible_cpus();
-	if (p->ncpu < 0)
-		return p->ncpu;
-	p->slot = calloc((size_t)TB_DROPCACHE_SLOTS * p->ncpu, sizeof(*p->slot));
-	p->pass = calloc((size_t)TB_DROPCACHE_SLOTS * p->ncpu, sizeof(*p->pass));
-	if (!p->slot || !p->pass) {
-		pending_free(p);
-		return -ENOMEM;
-	}
-	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS; i++) {
-		if (bpf_map_lookup_elem(m->dropcache, &i, &p->slot[(size_t)i * p->ncpu]) ||
-		    bpf_map_lookup_elem(m->passcache, &i, &p->pass[(size_t)i * p->ncpu])) {
-			int err = -errno;
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_dropslot *drop;
+	struct tb_passslot *pass;
+	size_t n = 0;
 
-			pending_free(p);
-			return err;
+	if (ncpu < 0)
+		return ncpu;
+	drop = calloc(ncpu, sizeof(*drop));
+	pass = calloc(ncpu, sizeof(*pass));
+	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
+	p->n = 0;
+	if (!drop || !pass || !p->v)
+		err = -ENOMEM;
+	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
+		if (bpf_map_lookup_elem(m->dropcache, &i, drop) || bpf_map_lookup_elem(m->passcache, &i, pass)) {
+			err = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			pending_put(p, &drop[cpu].addr,
+				    &(struct tb_counters){ .dropped_packets = drop[cpu].dropped_packets,
+							   .dropped_bytes = drop[cpu].dropped_bytes,
+							   .monitored_packets = drop[cpu].monitored_packets,
+							   .monitored_bytes = drop[cpu].monitored_bytes });
+			pending_put(p, &pass[cpu].addr,
+				    &(struct tb_counters){ .passed_packets = pass[cpu].passed_packets,
+							   .passed_bytes = pass[cpu].passed_bytes });
 		}
 	}
+	free(drop);
+	free(pass);
+	if (err) {
+		pending_free(p);
+		return err;
+	}
+	/* One entry per address. */
+	qsort(p->v, p->n, sizeof(*p->v), addr_cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		if (n && !addr_cmp(&p->v[n - 1].addr, &p->v[i].addr))
+			tb_counters_add(&p->v[n - 1].c, &p->v[i].c);
+		else
+			p->v[n++] = p->v[i];
+	}
+	p->n = n;
 	return 0;
 }
 
 void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
 		 struct tb_counters *c)
 {
-	const struct tb_dropslot *s = &p->slot[(size_t)tb_dropcache_slot(a) * p->ncpu];
-	const struct tb_passslot *ps = &p->pass[(size_t)tb_dropcache_slot(a) * p->ncpu];
+	const struct tb_pending_addr *e = p->n ? bsearch(a, p->v, p->n, sizeof(*p->v), addr_cmp) : NULL;
 
 	if (b)
 		tb_credit_counted(b, b->credit, c);
-	for (int cpu = 0; cpu < p->ncpu; cpu++, s++, ps++) {
-		if (!memcmp(&s->addr, a, sizeof(*a))) {
-			c->dropped_packets += s->dropped_packets;
-			c->dropped_bytes += s->dropped_bytes;
-			c->monitored_packets += s->monitored_packets;
-			c->monitored_bytes += s->monitored_bytes;
-		}
-		if (!memcmp(&ps->addr, a, sizeof(*a))) {
-			c->passed_packets += ps->passed_packets;
-			c->passed_bytes += ps->passed_bytes;
-		}
-	}
+	if (e)
+		tb_counters_add(c, &e->c);
 }
 
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now)
@@ -398,10 +425,9 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 
 void pending_free(struct tb_pending *p)
 {
-	free(p->slot);
-	free(p->pass);
-	p->slot = NULL;
-	p->pass = NULL;
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
 }
 
 /* Overwrite every slot of a per-CPU cache with zeros on every CPU. */

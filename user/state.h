@@ -71,11 +71,17 @@ int stats_zero(const struct tb_maps *m);
 /* The packets the datapath counted per CPU and has not yet added to the
  * buckets, as read at one moment: over-limit ones (dropcache), and ones
  * admitted from credit by layout 5 until an upgrade drains them
- * (passcache). */
+ * (passcache). Summed per address and sorted by it, whichever slot held
+ * them: during an upgrade, programs that place addresses differently
+ * share the caches. */
+struct tb_pending_addr {
+	struct tb_addr addr;
+	struct tb_counters c;
+};
+
 struct tb_pending {
-	int ncpu;
-	struct tb_dropslot *slot;       /* [TB_DROPCACHE_SLOTS][ncpu] */
-	struct tb_passslot *pass;       /* [TB_DROPCACHE_SLOTS][ncpu] */
+	struct tb_pending_addr *v;
+	size_t n;
 };
 
 int pending_read(const struct tb_maps *m, struct tb_pending *p);

@@ -13,6 +13,9 @@
  *           every rule is published again, computed by this build.
  *   2 -> 3: struct tb_rule and struct tb_config grew spare room: rules
  *           and config are copied into new maps.
+ *   7 -> 8: the config's slot seed is drawn (upgrade_config). The caches
+ *           stay shared: entries either program placed are found by
+ *           address (state.c, pending_read) and flushed by address.
  * Buckets, shared buckets and the global counters that grew are made anew
  * too, but not copied: the older program writes them until the swap.
  * Instead the new program takes each bucket over from the older map as
@@ -28,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/membarrier.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -494,6 +498,11 @@ void upgrade_config(struct tb_config *cfg)
 {
 	if (!cfg->owed_shift)
 		cfg->owed_shift = state_owed_shift(cfg->max_addrs);
+	/* A failed draw leaves 0, which places addresses as well, only not
+	 * secretly: no reason to refuse an attach. A draw of 0 is redrawn. */
+	for (int i = 0; !cfg->slot_seed && i < 4; i++)
+		if (getrandom(&cfg->slot_seed, sizeof(cfg->slot_seed), 0) < 0 && errno != EINTR)
+			break;
 }
 
 /* Each rule to a fresh slot with this build's tb_rate_make; buckets keep

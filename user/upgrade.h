@@ -69,8 +69,9 @@ int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel);
 /* An upgrade that failed before the hook: the pending pins this load
  * made removed, the old maps closed. 0 or -errno. */
 int upgrade_abandon(const char *dev, struct upgrade_moves *mv);
-/* Fill in the config fields that layouts after cfg's added; done before
- * the new program is hooked, which reads them. */
+/* Fill in the config fields that layouts after cfg's added (owed[]'s
+ * size, the slot seed); done before the new program is hooked, which
+ * reads them. */
 void upgrade_config(struct tb_config *cfg);
 /* What an older layout left incomplete in the maps, redone once the new
  * program is hooked and the maps are settled; then the config's layout

@@ -16,6 +16,9 @@
 #                       credit over, and what the older one left in the
 #                       passcache is added to them once the swap settled;
 #   layout 6 (a93f1ef): denycache is new, which the load makes and pins;
+#   layout 7 (89288cc): the config's spare room takes a slot seed, and the
+#                       two programs place addresses in the caches they
+#                       share differently, which tbctl reads by address;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -223,6 +226,7 @@ upgrade_from 3 123fc4c
 upgrade_from 4 64b4725
 upgrade_from 5 46aff70
 upgrade_from 6 a93f1ef
+upgrade_from 7 89288cc
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

@@ -88,6 +88,17 @@ static void set_owed_shift(__u8 shift)
 	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
 }
 
+static void draw_slot_seed(void)
+{
+	struct tb_config cfg;
+	__u32 zero = 0;
+
+	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
+	upgrade_config(&cfg);
+	rs->cfg.slot_seed = cfg.slot_seed;
+	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
+}
+
 /* One object per hook variant, loaded once: each test starts from its
  * maps emptied, as a fresh load's are, without another verifier pass (a
  * few seconds each in the emulated VM). */
@@ -123,8 +134,9 @@ static void setup_hook(int key_dst, int egress)
 		fprintf(stderr, "read rules: %s\n", strerror(errno));
 		exit(2);
 	}
-	/* owed[] in use, as attach sets it. */
+	/* owed[] in use and a slot seed drawn, as attach sets them. */
 	set_owed_shift(__builtin_ctz(bpf_map__max_entries(skel->maps.owed)));
+	draw_slot_seed();
 	xdp_fd = bpf_program__fd(skel->progs.tb_xdp);
 	tc_fd = bpf_program__fd(skel->progs.tb_tc);
 }
@@ -211,10 +223,10 @@ static struct tb_counters pending_of(const char *addr)
 
 	addr_parse(addr, &a);
 	has = !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
-	CHECK(!pending_read(&rs->m, &p), "read the dropcache");
-	if (p.slot)
+	if (CHECK(!pending_read(&rs->m, &p), "read the caches")) {
 		pending_add(&p, &a, has ? &b : NULL, &c);
-	pending_free(&p);
+		pending_free(&p);
+	}
 	return c;
 }
 
@@ -780,7 +792,10 @@ static void unpin(void)
  * under the lock; that tail drop leaves the bound lockless drops use. */
 static void drain(int fd, __u32 pass, __u32 drop, const char *src, struct frame *f)
 {
-	frame_ipv4_len(f, src, 1000);
+	if (strchr(src, ':'))
+		frame_ipv6_len(f, src, 1000);
+	else
+		frame_ipv4_len(f, src, 1000);
 	CHECK_EQ(pass_count(fd, f, 3, pass), 3, "%s: the burst passes", src);
 	CHECK_EQ(run(fd, f), drop, "%s: first drop, under the lock", src);
 	CHECK(raw_bucket_of(src).empty_ns != 0, "%s: the tail drop wrote the bound", src);
@@ -948,19 +963,21 @@ static void evicted_bucket_starts_from_what_it_owed(void)
 	teardown();
 }
 
-/* An address 198.18.X.1, X from first to 255, that shares a's drop cache
- * slot, into out; false when none does. */
+/* An address 198.18.X.Y, X from first to 255, that shares a's drop cache
+ * slot under this test's seed, into out; false when none does. */
 static bool slot_mate(const char *a, int first, char *out, size_t len)
 {
+	__u32 seed = rs->cfg.slot_seed;
 	struct tb_addr ka, kb;
 
 	addr_parse(a, &ka);
-	for (int x = first; x < 256; x++) {
-		snprintf(out, len, "198.18.%d.1", x);
-		addr_parse(out, &kb);
-		if (tb_dropcache_slot(&kb) == tb_dropcache_slot(&ka))
-			return true;
-	}
+	for (int x = first; x < 256; x++)
+		for (int y = 1; y < 255; y++) {
+			snprintf(out, len, "198.18.%d.%d", x, y);
+			addr_parse(out, &kb);
+			if (tb_dropcache_slot(&kb, seed) == tb_dropcache_slot(&ka, seed))
+				return true;
+		}
 	return false;
 }
 
@@ -971,8 +988,8 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	char a[32] = "198.18.23.1", other[32] = "";
 	struct frame fa, fb;
 
-	CHECK(slot_mate(a, 24, other, sizeof(other)), "an address of 198.18.24.0 to 198.18.255.1 shares %s's slot", a);
 	setup();
+	CHECK(slot_mate(a, 24, other, sizeof(other)), "an address of 198.18.24.1 to 198.18.255.254 shares %s's slot", a);
 	pin_cpu0();
 	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
@@ -994,6 +1011,75 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	teardown();
 }
 
+/* Addresses that differ in a pattern get slots of their own: 64 of the
+ * form 2001:db8:0:N::N, which folding the words by XOR put in one slot,
+ * take at least 48 of the 256 under each of a few seeds. Two of them
+ * flooding by turns are then dropped on their own copies of the bound,
+ * with their buckets unwritten, where sharing a slot would flush one's
+ * counts into its bucket, under the lock, on every drop of the other. */
+static void patterned_addresses_spread_over_the_caches(void)
+{
+	const __u32 seeds[] = { 0, 1, 0x9e3779b9, 0xffffffff };
+	char a[64] = "2001:db8:0:1::1", b[64] = "";
+	struct tb_bucket ba, bb, aa, ab;
+	struct tb_addr k[64];
+	struct frame fa, fb;
+
+	for (int n = 0; n < 64; n++) {
+		char s[64];
+
+		snprintf(s, sizeof(s), "2001:db8:0:%x::%x", n + 1, n + 1);
+		addr_parse(s, &k[n]);
+	}
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		bool used[TB_DROPCACHE_SLOTS] = {};
+		int slots = 0;
+
+		for (int n = 0; n < 64; n++) {
+			__u32 sl = tb_dropcache_slot(&k[n], seeds[i]);
+
+			slots += !used[sl];
+			used[sl] = true;
+		}
+		CHECK(slots >= 48, "seed %#x: 64 addresses 2001:db8:0:N::N in %d slots, not at least 48", seeds[i],
+		      slots);
+	}
+	setup();
+	for (int n = 1; n < 64 && !b[0]; n++)
+		if (tb_dropcache_slot(&k[n], rs->cfg.slot_seed) != tb_dropcache_slot(&k[0], rs->cfg.slot_seed))
+			snprintf(b, sizeof(b), "2001:db8:0:%x::%x", n + 1, n + 1);
+	if (!CHECK(b[0], "an address 2001:db8:0:N::N outside %s's slot", a)) {
+		teardown();
+		return;
+	}
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
+	/* The lock stripes and owed[] still fold the words by XOR (their
+	 * placement is shared with the older program during an upgrade), so
+	 * b starts from what a owes: no burst, its first frame a tail drop. */
+	frame_ipv6_len(&fb, b, 1000);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: starts from what %s owes, a tail drop", b, a);
+	CHECK(raw_bucket_of(b).empty_ns != 0, "%s: the tail drop wrote the bound", b);
+	CHECK_EQ(run(xdp_fd, &fa), XDP_DROP, "%s: denied on the bound, which this CPU copies", a);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: denied on the bound, which this CPU copies", b);
+	ba = raw_bucket_of(a);
+	bb = raw_bucket_of(b);
+	for (int i = 0; i < 50; i++) {
+		CHECK_EQ(run(xdp_fd, &fa), XDP_DROP, "%s: drop %d", a, i);
+		CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: drop %d", b, i);
+	}
+	aa = raw_bucket_of(a);
+	ab = raw_bucket_of(b);
+	CHECK(!memcmp(&ba, &aa, sizeof(ba)), "%s: 50 drops by turns with %s left its bucket's bytes unchanged", a, b);
+	CHECK(!memcmp(&bb, &ab, sizeof(bb)), "%s: 50 drops by turns with %s left its bucket's bytes unchanged", b, a);
+	CHECK_EQ(bucket_of(a).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", a);
+	CHECK_EQ(bucket_of(b).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", b);
+	CHECK_EQ(bucket_of(b).c.passed_packets, 0, "%s: nothing passed", b);
+	unpin();
+	teardown();
+}
+
 /* A denial that read the bucket's bound leaves this CPU a copy of it:
  * later denials read neither the bucket nor its bound. The copy answers
  * only for its address, and only until the generation changes: an
@@ -1007,8 +1093,8 @@ static void denial_copy_skips_the_bucket(void)
 	struct frame f, fo;
 	int id;
 
-	CHECK(slot_mate(a, 31, other, sizeof(other)), "an address of 198.18.31.0 to 198.18.255.1 shares %s's slot", a);
 	setup();
+	CHECK(slot_mate(a, 31, other, sizeof(other)), "an address of 198.18.31.1 to 198.18.255.254 shares %s's slot", a);
 	pin_cpu0();
 	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &f);
@@ -1124,7 +1210,8 @@ static void upgrade_drains_the_passcache(void)
 	frame_ipv4_len(&f, a, 1000);
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame makes its bucket", a);
 	addr_parse(a, &k);
-	slot = tb_dropcache_slot(&k);
+	/* Where layout 5's program put them, not where this one would. */
+	slot = (tb_dropcache_slot(&k, rs->cfg.slot_seed) + 1) % TB_DROPCACHE_SLOTS;
 	for (int cpu = 0; cpu < ncpu; cpu++)
 		v[cpu] = (struct tb_passslot){ .addr = k, .passed_packets = 3 + cpu, .passed_bytes = 3000 + cpu };
 	CHECK(!bpf_map_update_elem(rs->m.passcache, &slot, v, BPF_ANY), "layout 5's counts in every CPU's passcache");
@@ -1644,9 +1731,11 @@ static void upgrade_moves_buckets_and_counters(void)
 	int shared_rule, nxdp, outer;
 	__u32 zero = 0, slot, inner_id;
 
-	if (!CHECK(slot_mate(d, 44, e, sizeof(e)), "an address of 198.18.44.0 to 198.18.255.1 shares %s's drop cache slot", d))
-		return;
 	setup();
+	if (!CHECK(slot_mate(d, 44, e, sizeof(e)), "an address of 198.18.44.1 to 198.18.255.254 shares %s's drop cache slot", d)) {
+		teardown();
+		return;
+	}
 	pin_cpu0();
 	set_owed_shift(16);
 	/* 10 B/s: nothing refills a frame's worth while an emulated kernel
@@ -1784,6 +1873,7 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(patterned_addresses_spread_over_the_caches),
 	T(denial_copy_skips_the_bucket),
 	T(credit_counts_packets_and_resets),
 	T(upgrade_drains_the_passcache),
