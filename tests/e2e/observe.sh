@@ -65,14 +65,17 @@ owed_slots() {
 		     | select(. != 0)] | length'
 }
 check "charged buckets left what they owe in owed[] ($(owed_slots) slots)" [ "$(owed_slots)" -gt 0 ]
-# The rule-set generation, which CPUs' copies of buckets' bounds are kept under.
-generation() {
-	bpftool -j map lookup pinned "/sys/fs/bpf/tbctl/$DEV_R/config" key 0 0 0 0 | jq -e '.formatted.value.gen'
+config_field() {
+	bpftool -j map lookup pinned "/sys/fs/bpf/tbctl/$DEV_R/config" key 0 0 0 0 | jq -e ".formatted.value.$1"
 }
-gen=$(generation)
+# The rule-set generation, which CPUs' copies of buckets' bounds are kept under.
+gen=$(config_field gen)
+# The seed of the per-CPU caches' slots: drawn once, by the first attach.
+seed=$(config_field slot_seed)
+check "attach drew a seed for the caches' slots ($seed)" [ "$seed" != 0 ]
 check "reset buckets" tb reset dev "$DEV_R" buckets
-check "reset buckets: the generation bumped ($gen to $(generation)), so no CPU denies from a forgotten bucket's bound" \
-	[ "$(generation)" = $((gen + 1)) ]
+check "reset buckets: the generation bumped ($gen to $(config_field gen)), so no CPU denies from a forgotten bucket's bound" \
+	[ "$(config_field gen)" = $((gen + 1)) ]
 check "reset buckets: no address tracked" [ "$(tb -j stats dev "$DEV_R" | jq .addresses_tracked)" = 0 ]
 check "reset buckets: nothing owed either, every address starts full" [ "$(owed_slots)" = 0 ]
 for f in -j "-j -p"; do
@@ -80,4 +83,7 @@ for f in -j "-j -p"; do
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL $f show dev $DEV_R | jq -e 'type == \"array\"' >/dev/null"
 done
 check "reset buckets: rules kept" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 3 ]
+check "a rule change" tb rule set dev "$DEV_R" default rate 2mbit
+check "attach again" tb attach dev "$DEV_R" mode xdp max-addrs 4096
+check "rule changes, resets and another attach keep the seed" [ "$(config_field slot_seed)" = "$seed" ]
 summary

@@ -113,7 +113,7 @@ carried() {
 
 # upgrade FROM OLD_TBCTL TO NEW_TBCTL
 upgrade() {
-	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed
+	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed seed
 	told() { run_r "$old" "$@"; }
 	tnew() { run_r "$new" "$@"; }
 	old_rules() {
@@ -165,6 +165,10 @@ upgrade() {
 	check "its shared bucket's counters carried on: $spassed passed of ${sgot:-0} received" [ "${spassed:-0}" -ge "${sgot:-0}" ]
 	check "the global counters carried on" \
 		[ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -ge "$((${got:-0} + ${sgot:-0}))" ]
+	# A config kept from an older layout is described by that build's BTF,
+	# where the seed is still the first spare word.
+	seed=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .slot_seed // .spare[0]')
+	check "the upgraded config has a seed for the caches' slots ($seed)" [ "${seed:-0}" != 0 ]
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
