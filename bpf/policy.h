@@ -448,6 +448,14 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	}
 	b = bpf_map_lookup_elem(&buckets, key);
 	if (b && b->gen == gen) {
+		/* Admitted from credit: no lock, no rule read, and no write to
+		 * the bucket but the credit, which counts it too. The credit
+		 * is kept in the bucket's unit, which is its rule's while the
+		 * generation holds, and a pass counts alike under every
+		 * action. Credit outstanding is never more than the bound
+		 * below allows, so trying it first changes no outcome. */
+		if (tb_spend_credit(b, tb_units(b->cost, len, pkts), b->cost == TB_COST_PACKETS ? len : pkts))
+			return tb_count(st, TB_FIT, TB_ACTION_DROP, len, pkts);
 		id = b->rule;
 		rule = bpf_map_lookup_elem(&rules, &id);
 		if (rule && !rule->in_use)
@@ -514,13 +522,6 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			*depart = 0;
 		}
 	} else {
-		/* Admitted from credit: no lock, and no write to the bucket
-		 * but the credit, which counts it too. Credit outstanding is
-		 * never more than the bound below allows, so trying it first
-		 * changes no outcome. */
-		if (b->cost == rule->cost &&
-		    tb_spend_credit(b, tb_units_of(rule, len, pkts), rule->cost == TB_COST_PACKETS ? len : pkts))
-			return tb_count(st, TB_FIT, rule->action, len, pkts);
 		/* Certainly over the limit: decided and counted without the
 		 * lock and without writing the bucket, so a flood from one
 		 * address over every CPU shares no cache line it writes. The
