@@ -34,14 +34,11 @@ const volatile __u8 tb_egress = 0;
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 _Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
 
-static __always_inline __u32 tb_addr_hash(const struct tb_addr *a)
+/* The stripe whose lock serialises address a's bucket, as placed by the
+ * pins (tb_config.stripes). */
+static __always_inline __u32 tb_lock_index(const struct tb_config *cfg, const struct tb_addr *a)
 {
-	return (a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3]) * 0x9E3779B1u;
-}
-
-static __always_inline __u32 tb_lock_index(const struct tb_addr *a)
-{
-	return tb_addr_hash(a) >> (32 - TB_LOCK_SHIFT);
+	return tb_stripe_hash(a, cfg->stripes, cfg->slot_seed) >> (32 - TB_LOCK_SHIFT);
 }
 
 /* Whether owed[] is in use: not in a test's bare object (shift 0). */
@@ -59,7 +56,7 @@ static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, const st
 
 	if (!tb_owes(cfg))
 		return 0;
-	i = tb_addr_hash(a) >> (32 - cfg->owed_shift);
+	i = tb_stripe_hash(a, cfg->stripes, cfg->slot_seed) >> (32 - cfg->owed_shift);
 	return bpf_map_lookup_elem(&owed, &i);
 }
 
@@ -272,10 +269,11 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struc
  * key yet (one it has was made from a moved mark, or from owed[], under
  * the same lock). For tbctl's sweep after the swap, and for counts the
  * drop cache holds for an address not seen since. */
-static __always_inline void tb_move(const struct tb_addr *key, struct tb_bucket *ob)
+static __always_inline void tb_move(const struct tb_config *cfg, const struct tb_addr *key,
+				    struct tb_bucket *ob)
 {
 	struct tb_bucket nb = {}, *b = bpf_map_lookup_elem(&buckets, key);
-	__u32 stripe = tb_lock_index(key);
+	__u32 stripe = tb_lock_index(cfg, key);
 	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
 	int took;
 
@@ -302,19 +300,20 @@ static __always_inline void tb_move(const struct tb_addr *key, struct tb_bucket 
 /* The bucket a cache slot of addr flushes into, with its stripe's lock:
  * during an upgrade, an older bucket not moved yet is moved first. 0 when
  * there is none: a bucket evicted meanwhile took its counters with it. */
-static __always_inline struct tb_bucket *tb_flush_target(const struct tb_addr *addr,
+static __always_inline struct tb_bucket *tb_flush_target(const struct tb_config *cfg,
+							 const struct tb_addr *addr,
 							 struct tb_lock **lk)
 {
 	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, addr);
 	void *prev;
-	__u32 stripe = tb_lock_index(addr);
+	__u32 stripe = tb_lock_index(cfg, addr);
 
 	*lk = bpf_map_lookup_elem(&locks, &stripe);
 	if (!b && (prev = tb_prev_buckets())) {
 		struct tb_bucket *ob = bpf_map_lookup_elem(prev, addr);
 
 		if (ob) {
-			tb_move(addr, ob);
+			tb_move(cfg, addr, ob);
 			b = bpf_map_lookup_elem(&buckets, addr);
 		}
 	}
@@ -323,10 +322,10 @@ static __always_inline struct tb_bucket *tb_flush_target(const struct tb_addr *a
 
 /* Add a slot's pending counts to its address's bucket, under the lock
  * the locked path counts under, and empty it. */
-static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
+static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, struct tb_dropslot *s)
 {
 	struct tb_lock *lk;
-	struct tb_bucket *b = tb_flush_target(&s->addr, &lk);
+	struct tb_bucket *b = tb_flush_target(cfg, &s->addr, &lk);
 
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
@@ -340,10 +339,10 @@ static __always_inline void tb_dropcache_flush(struct tb_dropslot *s)
 	s->monitored_packets = s->monitored_bytes = 0;
 }
 
-static __always_inline void tb_passcache_flush(struct tb_passslot *s)
+static __always_inline void tb_passcache_flush(const struct tb_config *cfg, struct tb_passslot *s)
 {
 	struct tb_lock *lk;
-	struct tb_bucket *b = tb_flush_target(&s->addr, &lk);
+	struct tb_bucket *b = tb_flush_target(cfg, &s->addr, &lk);
 
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
@@ -365,8 +364,8 @@ static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct 
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
  * dropcache: the bucket's counters are written only once a batch (or a
  * collision) flushes them. */
-static __always_inline void tb_dropcache_count(const struct tb_addr *key, __u32 i, int monitor,
-					       __u64 len, __u32 pkts)
+static __always_inline void tb_dropcache_count(const struct tb_config *cfg, const struct tb_addr *key,
+					       __u32 i, int monitor, __u64 len, __u32 pkts)
 {
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
 	__u64 n;
@@ -375,7 +374,7 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, __u32 
 		return;
 	if (!tb_slot_holds(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets)
-			tb_dropcache_flush(s);
+			tb_dropcache_flush(cfg, s);
 		s->addr = *key;
 	}
 	if (monitor) {
@@ -386,7 +385,7 @@ static __always_inline void tb_dropcache_count(const struct tb_addr *key, __u32 
 		s->dropped_bytes += len;
 	}
 	if (n >= TB_DROPCACHE_BATCH)
-		tb_dropcache_flush(s);
+		tb_dropcache_flush(cfg, s);
 }
 
 /* Whether this CPU's copy d of key's bound shows that a packet of len
@@ -443,7 +442,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	 * bucket is not even looked up, so a flood from one address writes
 	 * only this CPU's memory (and its bucket's counters once a batch). */
 	if (tb_deny_cached(d, key, gen, now, len, pkts)) {
-		tb_dropcache_count(key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
+		tb_dropcache_count(cfg, key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
 		return tb_count(st, TB_OVER, d->action, len, pkts);
 	}
 	b = bpf_map_lookup_elem(&buckets, key);
@@ -485,7 +484,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			struct tb_bucket *ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
 
 			slot = tb_owed_slot(cfg, key);
-			stripe = tb_lock_index(key);
+			stripe = tb_lock_index(cfg, key);
 			lk = bpf_map_lookup_elem(&locks, &stripe);
 			if (!lk)
 				return TB_PASS;
@@ -531,13 +530,13 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
 		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
 			tb_deny_keep(d, cfg, key, gen, e, rule);
-			tb_dropcache_count(key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
+			tb_dropcache_count(cfg, key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, pkts, t);
 	}
 
-	stripe = tb_lock_index(key);
+	stripe = tb_lock_index(cfg, key);
 	lk = bpf_map_lookup_elem(&locks, &stripe);
 	slot = tb_owed_slot(cfg, key);
 	if (!lk)

@@ -70,9 +70,14 @@ struct bpf_map;
 static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *b,
 			  void *ctx)
 {
-	__u32 stripe = tb_lock_index(key);
-	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+	__u32 zero = 0, stripe;
+	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct tb_lock *lk;
 
+	if (!cfg)
+		return 1;
+	stripe = tb_lock_index(cfg, key);
+	lk = bpf_map_lookup_elem(&locks, &stripe);
 	if (lk) {
 		bpf_spin_lock(&lk->lock);
 		__builtin_memset(&b->c, 0, sizeof(b->c));
@@ -104,7 +109,12 @@ int tb_reset_counters(struct xdp_md *ctx)
 static long move_bucket(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *ob,
 			void *ctx)
 {
-	tb_move(key, ob);
+	__u32 zero = 0;
+	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
+
+	if (!cfg)
+		return 1;
+	tb_move(cfg, key, ob);
 	return 0;
 }
 
@@ -159,11 +169,14 @@ static long merge_stats(__u64 cpu, struct stats_to *c)
  * into its bucket. */
 static long drain_passcache(__u32 i, void *ctx)
 {
-	__u32 slot = i % TB_DROPCACHE_SLOTS;
+	__u32 slot = i % TB_DROPCACHE_SLOTS, zero = 0;
 	struct tb_passslot *s = bpf_map_lookup_percpu_elem(&passcache, &slot, i / TB_DROPCACHE_SLOTS);
+	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 
+	if (!cfg)
+		return 1;
 	if (s && s->passed_packets)
-		tb_passcache_flush(s);
+		tb_passcache_flush(cfg, s);
 	return 0;
 }
 

@@ -291,21 +291,46 @@ struct tb_denyslot {
 	__u16 pad;
 };
 
-/* The slot of an address in dropcache and denycache under seed
- * (tb_config.slot_seed). Every bit of the address moves the top bits of
- * the second product, so addresses that differ in a pattern spread over
- * the slots: folding the words together by XOR, as layouts 1 to 7 did,
- * put all of 2001:db8:0:N::N in one slot, where two of them flooding
- * flushed into their buckets, under the lock, on every drop. A seed
- * drawn at attach keeps senders from picking colliding addresses. Only
- * the datapath needs it: tbctl finds cached counts by address. */
-static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
+/* A keyed mix of the whole address: every bit of it moves the top bits,
+ * so addresses that differ in a pattern spread, and a key drawn at
+ * attach (tb_config.slot_seed) keeps senders from picking colliding ones.
+ * Folding the words together by XOR, as layouts 1 to 7 did for the
+ * caches and 1 to 8 for the lock stripes, put all of 2001:db8:0:N::N in
+ * one place. */
+static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
 {
 	const __u64 *k = (const __u64 *)a;
-	__u64 x = (k[0] ^ seed) * 0x9E3779B97F4A7C15ULL;
+	__u64 x = (k[0] ^ key) * 0x9E3779B97F4A7C15ULL;
 
-	x = (x ^ (x >> 32) ^ k[1]) * 0xC2B2AE3D27D4EB4FULL;
-	return x >> 56 & (TB_DROPCACHE_SLOTS - 1);
+	return (x ^ (x >> 32) ^ k[1]) * 0xC2B2AE3D27D4EB4FULL;
+}
+
+/* The slot of an address in dropcache and denycache under seed. Where
+ * two flooding addresses shared one, each drop flushed the other's counts
+ * into its bucket, under the lock. Only the datapath needs it: tbctl
+ * finds cached counts by address. */
+static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
+{
+	return tb_addr_mix(a, seed) >> 56 & (TB_DROPCACHE_SLOTS - 1);
+}
+
+/* How an address's lock stripe and owed[] slot are placed
+ * (tb_config.stripes). The placement holds for the life of the pins: the
+ * program of an older layout, still running while an upgrade's swap
+ * settles, takes the same locks and writes the same owed[] slots. */
+enum tb_stripes {
+	TB_STRIPES_FOLD = 0,    /* the words folded by XOR: pins made by layout 8 or older */
+	TB_STRIPES_KEYED = 1,   /* tb_addr_mix under a key apart from the caches' */
+};
+
+/* The 32-bit hash whose top bits pick an address's lock stripe and
+ * owed[] slot. Keyed, a sender can no longer pick an address that shares
+ * another's owed[] slot (and so starts it empty) or its lock. */
+static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u8 stripes, __u32 seed)
+{
+	if (stripes == TB_STRIPES_KEYED)
+		return tb_addr_mix(a, (__u64)seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
+	return (a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3]) * 0x9E3779B1u;
 }
 
 /* owed[] value: per hash slot of addresses, the latest instant by which
@@ -341,9 +366,9 @@ struct tb_config {
 	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
 	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded; 0: layout 1 */
-	__u8 pad;
-	/* Keys tb_dropcache_slot; drawn by attach, once (0 mixes as well,
-	 * only not secretly). */
+	__u8 stripes;   /* enum tb_stripes: keyed on a fresh attach */
+	/* Keys tb_dropcache_slot and tb_stripe_hash; drawn by attach, once
+	 * (0 mixes as well, only not secretly). */
 	__u32 slot_seed;
 	__u32 spare[3]; /* zero: room for fields whose zero means "as before" */
 };
@@ -371,12 +396,14 @@ struct tb_config {
  *   7: denycache.
  *   8: dropcache and denycache slots from a keyed mix of the whole
  *      address (tb_config.slot_seed); tbctl finds their counts by address.
+ *   9: lock stripes and owed[] slots from a keyed mix too, on pins a
+ *      fresh attach makes (tb_config.stripes); upgraded pins keep the fold.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 9
+#define TB_LAYOUT 10
 #else
-#define TB_LAYOUT 8
+#define TB_LAYOUT 9
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has

@@ -146,8 +146,8 @@ static void many_rules(struct ruleset *rs, __u64 rate, __u64 burst)
 	}
 }
 
-/* The rules of a loaded object, with owed[] in use as tbctl's attach
- * sets it up. */
+/* The rules of a loaded object, with owed[] in use and keyed stripes as
+ * tbctl's fresh attach sets them up. */
 static struct ruleset *ruleset_of(struct bpf_object *obj)
 {
 	struct ruleset *rs = calloc(1, sizeof(*rs));
@@ -159,6 +159,7 @@ static struct ruleset *ruleset_of(struct bpf_object *obj)
 	if (state_read_config(&m, &cfg))
 		die("read config");
 	cfg.owed_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "owed")));
+	cfg.stripes = TB_STRIPES_KEYED;
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY))
 		die("write config");
 	if (!rs || ruleset_load(rs, &m))

@@ -423,7 +423,8 @@ static int run_attach(const struct cmd_args *args)
 		own_qdisc = cfg.own_qdisc;
 	} else {
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
-					  .max_addrs = bpf_map__max_entries(skel->maps.buckets) };
+					  .max_addrs = bpf_map__max_entries(skel->maps.buckets),
+					  .stripes = TB_STRIPES_KEYED };
 		cfg.layout = TB_LAYOUT;
 	}
 	/* Fields later layouts added (owed_shift), fresh or upgraded alike. */
@@ -465,6 +466,10 @@ static int run_attach(const struct cmd_args *args)
 		} else {
 			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
 				 "rules, buckets and counters kept", a->dev, from, TB_LAYOUT);
+			if (cfg.stripes == TB_STRIPES_FOLD)
+				out_warn("attach dev %s: lock stripes and owed slots keep layout %u's placement, "
+					 "which senders can aim at; a fresh attach (detach, attach, rules "
+					 "again) places them by a keyed hash", a->dev, from);
 		}
 	}
 	if (err && !existing)

@@ -16,6 +16,11 @@
  *   7 -> 8: the config's slot seed is drawn (upgrade_config). The caches
  *           stay shared: entries either program placed are found by
  *           address (state.c, pending_read) and flushed by address.
+ *   8 -> 9: nothing moves. Lock stripes and owed[] slots keep the fold
+ *           (tb_config.stripes 0), which the older program shares until
+ *           the swap settles and which buckets made before it are
+ *           guarded by; only a fresh attach places them by the keyed
+ *           hash.
  * Buckets, shared buckets and the global counters that grew are made anew
  * too, but not copied: the older program writes them until the swap.
  * Instead the new program takes each bucket over from the older map as

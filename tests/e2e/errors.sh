@@ -262,14 +262,15 @@ LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "
 pins=/sys/fs/bpf/tbctl/$DEV_R
 check "attach again" tb attach dev "$DEV_R"
 read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"
-bytes[22]=0x09          # struct tb_config.layout
+NEWER=$((LAYOUT + 1))
+bytes[22]=$(printf '0x%02x' $NEWER)     # struct tb_config.layout
 rm -f "$pins/config"
-check "pin a newer build's config, 16 bytes larger, of layout 9" \
+check "pin a newer build's config, 16 bytes larger, of layout $NEWER" \
 	bpftool map create "$pins/config" type array key 4 value $((${#bytes[@]} + 16)) entries 1 name config
 check "fill it" bpftool map update pinned "$pins/config" key 0 0 0 0 value "${bytes[@]}" $(printf '0 %.0s' {1..16})
 snap=$(state)
 for cmd in "show dev $DEV_R" "rule list dev $DEV_R" "rule set dev $DEV_R default rate 2mbit" "attach dev $DEV_R"; do
-	expect_fail 1 "another tbctl build's (the pins are layout 9, this build's is $LAYOUT)" $cmd
+	expect_fail 1 "another tbctl build's (the pins are layout $NEWER, this build's is $LAYOUT)" $cmd
 done
 check "a newer build's pins: state unchanged" [ "$(state)" = "$snap" ]
 check "detach works over a newer build's pins" tb detach dev "$DEV_R"

@@ -73,6 +73,8 @@ gen=$(config_field gen)
 # The seed of the per-CPU caches' slots: drawn once, by the first attach.
 seed=$(config_field slot_seed)
 check "attach drew a seed for the caches' slots ($seed)" [ "$seed" != 0 ]
+# A fresh attach places lock stripes and owed[] slots by the keyed hash.
+check "a fresh attach keys the lock stripes (stripes $(config_field stripes))" [ "$(config_field stripes)" = 1 ]
 check "reset buckets" tb reset dev "$DEV_R" buckets
 check "reset buckets: the generation bumped ($gen to $(config_field gen)), so no CPU denies from a forgotten bucket's bound" \
 	[ "$(config_field gen)" = $((gen + 1)) ]
@@ -85,5 +87,6 @@ done
 check "reset buckets: rules kept" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 3 ]
 check "a rule change" tb rule set dev "$DEV_R" default rate 2mbit
 check "attach again" tb attach dev "$DEV_R" mode xdp max-addrs 4096
-check "rule changes, resets and another attach keep the seed" [ "$(config_field slot_seed)" = "$seed" ]
+check "rule changes, resets and another attach keep the seed and the keyed stripes" \
+	[ "$(config_field slot_seed)" = "$seed" -a "$(config_field stripes)" = 1 ]
 summary

@@ -19,6 +19,9 @@
 #   layout 7 (89288cc): the config's spare room takes a slot seed, and the
 #                       two programs place addresses in the caches they
 #                       share differently, which tbctl reads by address;
+#   layout 8 (c7e79cf): nothing moves; the lock stripes and owed[] slots
+#                       keep the fold that both programs share, and attach
+#                       says how to have them keyed;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -169,6 +172,15 @@ upgrade() {
 	# where the seed is still the first spare word.
 	seed=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .slot_seed // .spare[0]')
 	check "the upgraded config has a seed for the caches' slots ($seed)" [ "${seed:-0}" != 0 ]
+	# The stripe placement was the config's pad byte before layout 9.
+	stripes=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .stripes // .pad')
+	if ((from < 9)); then
+		check "layout $from's pins keep the folded stripes ($stripes), and attach says so" \
+			bash -c "[ '$stripes' = 0 ] && grep -q \"keep layout $from's placement\" $tmp/upgrade"
+	else
+		check "layout $from's keyed stripes stay keyed ($stripes), with nothing said of them" \
+			bash -c "[ '$stripes' = 1 ] && ! grep -q placement $tmp/upgrade"
+	fi
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
@@ -231,6 +243,7 @@ upgrade_from 4 64b4725
 upgrade_from 5 46aff70
 upgrade_from 6 a93f1ef
 upgrade_from 7 89288cc
+upgrade_from 8 c7e79cf
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

@@ -83,8 +83,9 @@ out:
  * then the same on every run. */
 #define TEST_SLOT_SEED 0x5eed7b01u
 
-/* The config's owed[] size and slot seed, as attach writes them. */
-static void set_config(__u8 owed_shift, __u32 slot_seed)
+/* The config's owed[] size, slot seed and stripe placement, as attach
+ * writes them. */
+static void set_config(__u8 owed_shift, __u32 slot_seed, __u8 stripes)
 {
 	struct tb_config cfg;
 	__u32 zero = 0;
@@ -92,12 +93,13 @@ static void set_config(__u8 owed_shift, __u32 slot_seed)
 	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
 	cfg.owed_shift = rs->cfg.owed_shift = owed_shift;
 	cfg.slot_seed = rs->cfg.slot_seed = slot_seed;
+	cfg.stripes = rs->cfg.stripes = stripes;
 	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
 }
 
 static void set_owed_shift(__u8 shift)
 {
-	set_config(shift, rs->cfg.slot_seed);
+	set_config(shift, rs->cfg.slot_seed, rs->cfg.stripes);
 }
 
 /* One object per hook variant, loaded once: each test starts from its
@@ -135,8 +137,9 @@ static void setup_hook(int key_dst, int egress)
 		fprintf(stderr, "read rules: %s\n", strerror(errno));
 		exit(2);
 	}
-	/* owed[] in use and a slot seed, as attach sets them. */
-	set_config(__builtin_ctz(bpf_map__max_entries(skel->maps.owed)), TEST_SLOT_SEED);
+	/* owed[] in use, a slot seed and keyed stripes, as a fresh attach
+	 * sets them. */
+	set_config(__builtin_ctz(bpf_map__max_entries(skel->maps.owed)), TEST_SLOT_SEED, TB_STRIPES_KEYED);
 	xdp_fd = bpf_program__fd(skel->progs.tb_xdp);
 	tc_fd = bpf_program__fd(skel->progs.tb_tc);
 }
@@ -1011,17 +1014,47 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	teardown();
 }
 
-/* Addresses that differ in a pattern get slots of their own: 64 of the
- * form 2001:db8:0:N::N, which folding the words by XOR put in one slot,
- * take at least 48 of the 256 under each of a few seeds. Two of them
- * flooding by turns are then dropped on their own copies of the bound,
- * with their buckets unwritten, where sharing a slot would flush one's
- * counts into its bucket, under the lock, on every drop of the other. */
+/* Where address k sits: its cache slot, lock stripe and owed[] slot. */
+struct placement {
+	__u32 slot, stripe, owed;
+};
+
+static struct placement placement_of(const struct tb_addr *k, __u32 seed, __u8 stripes, __u8 owed_shift)
+{
+	__u32 h = tb_stripe_hash(k, stripes, seed);
+
+	return (struct placement){ tb_dropcache_slot(k, seed), h >> (32 - 10), h >> (32 - owed_shift) };
+}
+
+/* Of n addresses, how many distinct values of field f they take. */
+static int distinct(const struct placement *p, int n, size_t f)
+{
+	int count = 0;
+
+	for (int i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = *(const __u32 *)((const char *)&p[j] + f) == *(const __u32 *)((const char *)&p[i] + f);
+		count += !seen;
+	}
+	return count;
+}
+
+/* Addresses that differ in a pattern get places of their own: 64 of the
+ * form 2001:db8:0:N::N, which folding the words by XOR put in one cache
+ * slot, one lock stripe and one owed[] slot, take at least 48 of each
+ * under each of a few seeds. Two of them flooding by turns are then
+ * dropped on their own copies of the bound, with their buckets unwritten,
+ * where sharing a slot would flush one's counts into its bucket, under
+ * the lock, on every drop of the other; and one draining leaves the
+ * other its burst, where sharing an owed[] slot started it empty. */
 static void patterned_addresses_spread_over_the_caches(void)
 {
 	const __u32 seeds[] = { 0, 1, 0x9e3779b9, 0xffffffff };
 	char a[64] = "2001:db8:0:1::1", b[64] = "";
 	struct tb_bucket ba, bb, aa, ab;
+	struct placement p[64], pa;
 	struct tb_addr k[64];
 	struct frame fa, fb;
 
@@ -1032,35 +1065,40 @@ static void patterned_addresses_spread_over_the_caches(void)
 		addr_parse(s, &k[n]);
 	}
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		bool used[TB_DROPCACHE_SLOTS] = {};
-		int slots = 0;
-
-		for (int n = 0; n < 64; n++) {
-			__u32 sl = tb_dropcache_slot(&k[n], seeds[i]);
-
-			slots += !used[sl];
-			used[sl] = true;
-		}
-		CHECK(slots >= 48, "seed %#x: 64 addresses 2001:db8:0:N::N in %d slots, not at least 48", seeds[i],
-		      slots);
+		for (int n = 0; n < 64; n++)
+			p[n] = placement_of(&k[n], seeds[i], TB_STRIPES_KEYED, 16);
+		CHECK(distinct(p, 64, offsetof(struct placement, slot)) >= 48,
+		      "seed %#x: 64 addresses 2001:db8:0:N::N in %d cache slots, not at least 48", seeds[i],
+		      distinct(p, 64, offsetof(struct placement, slot)));
+		CHECK(distinct(p, 64, offsetof(struct placement, stripe)) >= 48,
+		      "seed %#x: 64 addresses 2001:db8:0:N::N in %d lock stripes, not at least 48", seeds[i],
+		      distinct(p, 64, offsetof(struct placement, stripe)));
+		CHECK(distinct(p, 64, offsetof(struct placement, owed)) >= 48,
+		      "seed %#x: 64 addresses 2001:db8:0:N::N in %d owed[] slots, not at least 48", seeds[i],
+		      distinct(p, 64, offsetof(struct placement, owed)));
+		for (int n = 0; n < 64; n++)
+			p[n] = placement_of(&k[n], seeds[i], TB_STRIPES_FOLD, 16);
+		CHECK(distinct(p, 64, offsetof(struct placement, stripe)) == 1 &&
+		      distinct(p, 64, offsetof(struct placement, owed)) == 1,
+		      "seed %#x: folded, as upgraded pins keep it, they share one stripe and one owed[] slot",
+		      seeds[i]);
 	}
 	setup();
-	for (int n = 1; n < 64 && !b[0]; n++)
-		if (tb_dropcache_slot(&k[n], rs->cfg.slot_seed) != tb_dropcache_slot(&k[0], rs->cfg.slot_seed))
+	pa = placement_of(&k[0], rs->cfg.slot_seed, TB_STRIPES_KEYED, rs->cfg.owed_shift);
+	for (int n = 1; n < 64 && !b[0]; n++) {
+		struct placement pb = placement_of(&k[n], rs->cfg.slot_seed, TB_STRIPES_KEYED, rs->cfg.owed_shift);
+
+		if (pb.slot != pa.slot && pb.stripe != pa.stripe && pb.owed != pa.owed)
 			snprintf(b, sizeof(b), "2001:db8:0:%x::%x", n + 1, n + 1);
-	if (!CHECK(b[0], "an address 2001:db8:0:N::N outside %s's slot", a)) {
+	}
+	if (!CHECK(b[0], "an address 2001:db8:0:N::N apart from %s in slot, stripe and owed[] slot", a)) {
 		teardown();
 		return;
 	}
 	pin_cpu0();
 	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
-	/* The lock stripes and owed[] still fold the words by XOR (their
-	 * placement is shared with the older program during an upgrade), so
-	 * b starts from what a owes: no burst, its first frame a tail drop. */
-	frame_ipv6_len(&fb, b, 1000);
-	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: starts from what %s owes, a tail drop", b, a);
-	CHECK(raw_bucket_of(b).empty_ns != 0, "%s: the tail drop wrote the bound", b);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, b, &fb);
 	CHECK_EQ(run(xdp_fd, &fa), XDP_DROP, "%s: denied on the bound, which this CPU copies", a);
 	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: denied on the bound, which this CPU copies", b);
 	ba = raw_bucket_of(a);
@@ -1075,7 +1113,29 @@ static void patterned_addresses_spread_over_the_caches(void)
 	CHECK(!memcmp(&bb, &ab, sizeof(bb)), "%s: 50 drops by turns with %s left its bucket's bytes unchanged", b, a);
 	CHECK_EQ(bucket_of(a).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", a);
 	CHECK_EQ(bucket_of(b).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", b);
-	CHECK_EQ(bucket_of(b).c.passed_packets, 0, "%s: nothing passed", b);
+	CHECK_EQ(bucket_of(b).c.passed_packets, 3, "%s: its own burst passed", b);
+	unpin();
+	teardown();
+}
+
+/* Pins an upgrade from layout 8 or older brought keep the folded stripes
+ * and owed[] slots that buckets made before it were guarded by, and the
+ * datapath honours the config's placement: there, an address of the
+ * same fold as a drained one starts from what that one owes. */
+static void upgraded_pins_keep_the_folded_stripes(void)
+{
+	const char *a = "2001:db8:0:1::1", *b = "2001:db8:0:2::2";
+	struct frame fa, fb;
+
+	setup();
+	set_config(rs->cfg.owed_shift, rs->cfg.slot_seed, TB_STRIPES_FOLD);
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
+	frame_ipv6_len(&fb, b, 1000);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "folded: %s starts from what %s owes, a tail drop", b, a);
+	CHECK_EQ(bucket_of(b).c.dropped_packets, 1, "%s: its drop counted", b);
+	set_config(rs->cfg.owed_shift, rs->cfg.slot_seed, TB_STRIPES_KEYED);
 	unpin();
 	teardown();
 }
@@ -1874,6 +1934,7 @@ TEST_LIST(
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
 	T(patterned_addresses_spread_over_the_caches),
+	T(upgraded_pins_keep_the_folded_stripes),
 	T(denial_copy_skips_the_bucket),
 	T(credit_counts_packets_and_resets),
 	T(upgrade_drains_the_passcache),
