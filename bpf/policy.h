@@ -34,11 +34,22 @@ const volatile __u8 tb_egress = 0;
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 _Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
 
-/* The stripe whose lock serialises address a's bucket, as placed by the
- * pins (tb_config.stripes). */
+/* The hash that places address a's lock stripe and owed[] slot, as the
+ * pins place them (tb_config.stripes). */
+static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct tb_addr *a)
+{
+	return tb_stripe_hash(a, cfg->stripes, cfg->slot_seed);
+}
+
+/* The stripe whose lock serialises the bucket of the address placed h. */
+static __always_inline __u32 tb_stripe(__u32 h)
+{
+	return h >> (32 - TB_LOCK_SHIFT);
+}
+
 static __always_inline __u32 tb_lock_index(const struct tb_config *cfg, const struct tb_addr *a)
 {
-	return tb_stripe_hash(a, cfg->stripes, cfg->slot_seed) >> (32 - TB_LOCK_SHIFT);
+	return tb_stripe(tb_place(cfg, a));
 }
 
 /* Whether owed[] is in use: not in a test's bare object (shift 0). */
@@ -47,16 +58,16 @@ static __always_inline int tb_owes(const struct tb_config *cfg)
 	return cfg->owed_shift >= TB_OWED_MIN_SHIFT && cfg->owed_shift <= 31;
 }
 
-/* An address's owed[] slot: the top owed_shift bits of the hash whose top
- * TB_LOCK_SHIFT bits pick its stripe, so every address of a slot writes it
- * under one lock. 0 when there is none. */
-static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, const struct tb_addr *a)
+/* The owed[] slot of the address placed h: the top owed_shift bits of
+ * the hash whose top TB_LOCK_SHIFT bits pick its stripe, so every address
+ * of a slot writes it under one lock. 0 when there is none. */
+static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, __u32 h)
 {
 	__u32 i;
 
 	if (!tb_owes(cfg))
 		return 0;
-	i = tb_stripe_hash(a, cfg->stripes, cfg->slot_seed) >> (32 - cfg->owed_shift);
+	i = h >> (32 - cfg->owed_shift);
 	return bpf_map_lookup_elem(&owed, &i);
 }
 
@@ -433,7 +444,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_bucket *b;
 	struct tb_rule *rule = 0;
 	struct tb_lock *lk;
-	__u32 id, gen = cfg->gen, stripe, ci = tb_dropcache_slot(key, cfg->slot_seed);
+	__u32 id, gen = cfg->gen, stripe, h, ci = tb_dropcache_slot(key, cfg->slot_seed);
 	struct tb_denyslot *d = bpf_map_lookup_elem(&denycache, &ci);
 	__u64 *slot, e;
 	int out;
@@ -483,8 +494,9 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			void *prev = tb_prev_buckets();
 			struct tb_bucket *ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
 
-			slot = tb_owed_slot(cfg, key);
-			stripe = tb_lock_index(cfg, key);
+			h = tb_place(cfg, key);
+			slot = tb_owed_slot(cfg, h);
+			stripe = tb_stripe(h);
 			lk = bpf_map_lookup_elem(&locks, &stripe);
 			if (!lk)
 				return TB_PASS;
@@ -536,9 +548,10 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		tb_terms_of(rule, len, pkts, t);
 	}
 
-	stripe = tb_lock_index(cfg, key);
+	h = tb_place(cfg, key);
+	stripe = tb_stripe(h);
 	lk = bpf_map_lookup_elem(&locks, &stripe);
-	slot = tb_owed_slot(cfg, key);
+	slot = tb_owed_slot(cfg, h);
 	if (!lk)
 		return TB_PASS;
 	tb_draw(t);

@@ -692,12 +692,15 @@ static int status_one(const char *dev, void *ctx)
 		json_add_u64(o, "rules", rules);
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);
+		json_add_str(o, "stripes", cfg.stripes == TB_STRIPES_KEYED ? "keyed" : "fold");
 		json_object_array_add(arr, o);
 	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked\n", dev,
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key],
 		       id ? "attached" : "NOT ATTACHED (program gone from the device)",
-		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs);
+		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
+		       cfg.stripes == TB_STRIPES_KEYED ? "" :
+		       "; lock stripes folded as upgraded (a fresh attach keys them)");
 	}
 	return 0;
 }

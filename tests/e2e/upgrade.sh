@@ -175,11 +175,14 @@ upgrade() {
 	# The stripe placement was the config's pad byte before layout 9.
 	stripes=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .stripes // .pad')
 	if ((from < 9)); then
-		check "layout $from's pins keep the folded stripes ($stripes), and attach says so" \
-			bash -c "[ '$stripes' = 0 ] && grep -q \"keep layout $from's placement\" $tmp/upgrade"
+		check "layout $from's pins keep the folded stripes ($stripes), and attach and status say so" \
+			bash -c "[ '$stripes' = 0 ] && grep -q \"keep layout $from's placement\" $tmp/upgrade &&
+				[ \"\$(nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -r '.[0].stripes')\" = fold ] &&
+				nsenter --net=/var/run/netns/$NS_R $new status dev $DEV_R | grep -q 'lock stripes folded'"
 	else
 		check "layout $from's keyed stripes stay keyed ($stripes), with nothing said of them" \
-			bash -c "[ '$stripes' = 1 ] && ! grep -q placement $tmp/upgrade"
+			bash -c "[ '$stripes' = 1 ] && ! grep -q placement $tmp/upgrade &&
+				[ \"\$(nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -r '.[0].stripes')\" = keyed ]"
 	fi
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
