@@ -295,8 +295,8 @@ struct tb_denyslot {
  * so addresses that differ in a pattern spread, and a key drawn at
  * attach (tb_config.slot_seed) keeps senders from picking colliding ones.
  * Folding the words together by XOR, as layouts 1 to 7 did for the
- * caches and 1 to 8 for the lock stripes, put all of 2001:db8:0:N::N in
- * one place. */
+ * caches and pins made by layouts 1 to 8 still do for the lock stripes,
+ * puts all of 2001:db8:0:N::N in one place. */
 static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
 {
 	const __u64 *k = (const __u64 *)a;

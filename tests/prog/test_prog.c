@@ -1023,7 +1023,8 @@ static struct placement placement_of(const struct tb_addr *k, __u32 seed, __u8 s
 {
 	__u32 h = tb_stripe_hash(k, stripes, seed);
 
-	return (struct placement){ tb_dropcache_slot(k, seed), h >> (32 - 10), h >> (32 - owed_shift) };
+	return (struct placement){ tb_dropcache_slot(k, seed), h >> (32 - __builtin_ctz(TB_LOCK_STRIPES)),
+				   h >> (32 - owed_shift) };
 }
 
 /* Of n addresses, how many distinct values of field f they take. */
