@@ -49,12 +49,19 @@ setup() {
 # TBCTL... reports it, holds no older layout's buckets (its buckets_prev,
 # if it has one, is empty): an upgrade has let go of them.
 no_older_buckets() {
-	local id ids m
-	id=$("$@" -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
-	ids=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
-	m=$(bpftool -j map show | jq --argjson ids "$ids" \
-		'.[] | select(.name == "buckets_prev" and (.id as $i | $ids | index($i) != null)) | .id')
-	[[ -z $m || $(bpftool -j map dump id "$m" | jq length) == 0 ]] || { echo "older buckets still held"; return 1; }
+	local id prog m
+	id=$(prog_id "$@") && prog=$(bpftool -j prog show id "$id") || return 1
+	m=$(bpftool -j map show | jq --argjson prog "$prog" \
+		'.[] | select(.name == "buckets_prev" and (.id as $i | $prog.map_ids | index($i) != null)) | .id')
+	[[ -z $m || $(bpftool -j map dump id "$m") == "[]" ]] || { echo "older buckets still held"; return 1; }
+}
+
+# prog_id TBCTL...: the id of the program on DEV_R, as the tbctl command
+# TBCTL... reports it. Without jq: these checks run hundreds of times.
+prog_id() {
+	local s
+	s=$("$@" -j status dev "$DEV_R") || return 1
+	[[ $s =~ \"prog_id\":([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 
 # Sum of a per-address counter from "tbctl -j show".

@@ -50,13 +50,16 @@ FRAME=$((PAYLOAD + 42))
 rules() { "$@" -j rule list dev "$DEV_R" | jq -cS 'sort_by(.prefix)'; }
 # The program on the device uses the pinned maps (not ones a rename missed).
 on_pins() {
-	local id maps m
-	id=$(tnew -j status dev "$DEV_R" | jq '.[0].prog_id') || return 1
-	maps=$(bpftool -j prog show id "$id" | jq -c .map_ids) || return 1
-	for m in buckets rules prefixes_v4 config owed denycache; do
-		jq -e --argjson id "$(bpftool -j map show pinned "$PINS/$m" | jq .id)" 'index($id) != null' \
-			<<<"$maps" >/dev/null || { echo "the program does not use the pinned $m"; return 1; }
-	done
+	local id prog missed
+	id=$(prog_id tnew) && prog=$(bpftool -j prog show id "$id") || return 1
+	# Every map with its pins (-f), in one call; the names of those the
+	# program does not use.
+	missed=$(bpftool -j -f map show | jq -r --argjson prog "$prog" --arg dir "$PINS/" '
+		(map(select(.pinned) | {id, pin: .pinned[]})) as $pins
+		| ["buckets", "rules", "prefixes_v4", "config", "owed", "denycache"][]
+		| . as $m | [$pins[] | select(.pin == $dir + $m) | .id][0]
+		| select(. as $id | $id == null or ($prog.map_ids | index($id)) == null) | $m') || return 1
+	[[ -z $missed ]] || { echo "the program does not use the pinned" $missed; return 1; }
 }
 nothing_aside() { ! ls "$PINS" | grep -q ':pending'; }
 consistent() { on_pins && nothing_aside; }
@@ -107,11 +110,10 @@ counted() {
 	done
 }
 carried() {
-	local a c s
-	a=$(show_field 198.18.0.10 passed_packets tnew)
-	c=$(show_field $CREDIT_SRC passed_packets tnew)
-	s=$(tnew -j show dev "$DEV_R" | jq '[.[] | select(.address == "198.18.32.0/24")][0].passed_packets')
-	[[ $a == 20 && $c == 20 && $s == 20 ]] || { echo "passed $a, $c and $s, not 20 each"; return 1; }
+	local got
+	got=$(tnew -j show dev "$DEV_R" | jq -c --arg c $CREDIT_SRC \
+		'. as $all | ["198.18.0.10", $c, "198.18.32.0/24"] | map(. as $a | [$all[] | select(.address == $a)][0].passed_packets)')
+	[[ $got == "[20,20,20]" ]] || { echo "passed $got, not 20 each"; return 1; }
 }
 
 # upgrade FROM OLD_TBCTL TO NEW_TBCTL
@@ -119,12 +121,18 @@ upgrade() {
 	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed seed
 	told() { run_r "$old" "$@"; }
 	tnew() { run_r "$new" "$@"; }
+	local rule_args=("default rate 8mbit burst 16k early off" "198.18.0.16/28 rate 4mbit burst 8k"
+		"$CREDIT_SRC/32 rate 8mbit burst 1024k" "198.18.32.0/24 rate 2mbit scope shared"
+		"2001:db8::/64 rate 1mbit action monitor")
 	old_rules() {
-		told rule set dev "$DEV_R" default rate 8mbit burst 16k early off &&
-			told rule set dev "$DEV_R" 198.18.0.16/28 rate 4mbit burst 8k &&
-			told rule set dev "$DEV_R" $CREDIT_SRC/32 rate 8mbit burst 1024k &&
-			told rule set dev "$DEV_R" 198.18.32.0/24 rate 2mbit scope shared &&
-			told rule set dev "$DEV_R" 2001:db8::/64 rate 1mbit action monitor
+		local r
+		for r in "${rule_args[@]}"; do
+			told rule set dev "$DEV_R" $r || return 1
+		done
+	}
+	# Attach and the rules in one run of the older build, before each kill.
+	old_setup() {
+		{ echo "attach dev $DEV_R mode xdp"; printf "rule set dev $DEV_R %s\n" "${rule_args[@]}"; } | told -batch -
 	}
 	check "layout $from attaches" told attach dev "$DEV_R" mode xdp
 	check "layout $from sets rules" old_rules
@@ -188,7 +196,7 @@ upgrade() {
 	check "detach" tnew detach dev "$DEV_R"
 
 	# Killed at its bpf() calls (kill_points) and at each rename.
-	told attach dev "$DEV_R" mode xdp && old_rules
+	old_setup
 	run_r strace -f -qq -e trace=bpf,rename -o "$tmp/trace" "$new" attach dev "$DEV_R" >/dev/null 2>&1
 	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
 	renames=$(grep -c '^[0-9]* *rename(' "$tmp/trace")
@@ -201,7 +209,7 @@ upgrade() {
 		local call=bpf when=$k
 		[[ $k == r* ]] && call=rename when=${k#r}
 		tnew detach dev "$DEV_R" >/dev/null 2>&1
-		told attach dev "$DEV_R" mode xdp && old_rules && counted || { bad=1; echo "layout $from setup failed before kill $k"; }
+		old_setup && counted || { bad=1; echo "layout $from setup failed before kill $k"; }
 		run_r strace -f -qq -o /dev/null -e trace=$call -e inject=$call:signal=SIGKILL:when=$when \
 			"$new" attach dev "$DEV_R" >/dev/null 2>&1
 		tnew attach dev "$DEV_R" >/dev/null 2>&1 || { bad=1; echo "kill at $call $when: attach again failed"; }
@@ -215,7 +223,7 @@ upgrade() {
 	# Killed after the swap, before the rules' rename: detach removes it
 	# all. An upgrade that only adds maps renames nothing.
 	tnew detach dev "$DEV_R" >/dev/null 2>&1
-	told attach dev "$DEV_R" mode xdp && old_rules
+	old_setup
 	if ((renames >= 2)); then
 		run_r strace -f -qq -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=2 \
 			"$new" attach dev "$DEV_R" >/dev/null 2>&1
