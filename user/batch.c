@@ -469,12 +469,18 @@ int run_batch(const char *path)
 		out_error("batch: %s", strerror(ENOMEM));
 		err = 1;
 	}
+	state_keep(true);
 	for (int i = 0; i < n && !err; i++) {
 		out.batch_line = lines[i].lineno;
 		err = run_command(&lines[i].a);
+		if (lines[i].a.cmd == &cmd_attach || lines[i].a.cmd == &cmd_detach)
+			state_forget();
+		if (err)
+			state_keep(false);
 		if (err && i)
 			undo_apply(&undo, lines, i);
 	}
+	state_keep(false);
 	undo_free(&undo);
 	for (int i = 0; i < n; i++)
 		free(lines[i].text);

@@ -212,7 +212,7 @@ static int check_version(const char *dev)
 	return layout < TB_LAYOUT ? -ESTALE : -EPROTO;
 }
 
-int state_open(const char *dev, struct tb_maps *m)
+static int open_pins(const char *dev, struct tb_maps *m)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	int *fd = m->fd, err = check_version(dev);
@@ -240,6 +240,79 @@ int state_open(const char *dev, struct tb_maps *m)
 		}
 	}
 	return 0;
+}
+
+/* Pins opened and checked once per device while kept (state_keep): a
+ * -batch holds its devices' locks throughout, so only its own attach and
+ * detach lines change their pins, and it forgets them at each. */
+static struct kept {
+	char dev[IF_NAMESIZE];
+	struct tb_maps m;
+} *kept;
+static int nkept, capkept;
+static bool keeping;
+
+void state_keep(bool on)
+{
+	state_forget();
+	keeping = on;
+	if (!on) {
+		free(kept);
+		kept = NULL;
+		capkept = 0;
+	}
+}
+
+void state_forget(void)
+{
+	for (int i = 0; i < nkept; i++)
+		maps_close(&kept[i].m);
+	nkept = 0;
+}
+
+/* The caller's own descriptors for a kept set, closed by maps_close as
+ * any other. */
+static int maps_dup(const struct tb_maps *from, struct tb_maps *m)
+{
+	for (int i = 0; i < tb_map_count; i++)
+		m->fd[i] = -1;
+	for (int i = 0; i < tb_map_count; i++) {
+		m->fd[i] = dup(from->fd[i]);
+		if (m->fd[i] < 0) {
+			int err = -errno;
+
+			maps_close(m);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int state_open(const char *dev, struct tb_maps *m)
+{
+	struct tb_maps o;
+	int err;
+
+	for (int i = 0; i < nkept; i++)
+		if (!strcmp(kept[i].dev, dev))
+			return maps_dup(&kept[i].m, m);
+	err = open_pins(dev, keeping ? &o : m);
+	if (err || !keeping)
+		return err;
+	if (nkept == capkept) {
+		int cap = capkept ? 2 * capkept : 4;
+		struct kept *v = realloc(kept, cap * sizeof(*v));
+
+		if (!v) {
+			*m = o;         /* not kept: the caller's alone */
+			return 0;
+		}
+		kept = v;
+		capkept = cap;
+	}
+	snprintf(kept[nkept].dev, sizeof(kept[0].dev), "%s", dev);
+	kept[nkept++].m = o;
+	return maps_dup(&o, m);
 }
 
 /* Every layout's config begins with layout 1's fields, up to the layout

@@ -3,6 +3,7 @@
 #define TB_STATE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include "tb_abi.h"
 
@@ -58,6 +59,11 @@ int state_lock(const char *dev);
 /* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when
  * they have another layout (state_layout_error says how). */
 int state_open(const char *dev, struct tb_maps *m);
+/* While on, state_open opens and checks each device's pins once and hands
+ * out copies of its descriptors (for -batch, which holds the locks);
+ * state_forget drops them, as every change of the pins must. */
+void state_keep(bool on);
+void state_forget(void);
 const char *state_layout_error(void);
 /* Open the pinned config alone (what detach and upgrades need, whatever
  * else the pins hold), of any layout, and read it by the beginning every

@@ -183,6 +183,14 @@ printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\
 tb -batch "$tmp/undo2" >/dev/null 2>&1
 check "batch: a device it attached is detached again" [ ! -e "/sys/fs/bpf/tbctl/tbx$ID" ]
 check "batch: ... and its clsact qdisc removed" bash -c "! tc -n $NS_R qdisc show dev tbx$ID | grep -q clsact"
+# A batch opens a device's pins once; its own detach and attach make new
+# ones, which the lines after them must use.
+printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\ndetach dev tbx%s\nattach dev tbx%s mode tc-ingress\nrule set dev tbx%s 198.18.5.0/24 rate 2mbit\n' \
+	"$ID" "$ID" "$ID" "$ID" "$ID" >"$tmp/reattach"
+check "batch: attach, rule, detach, attach again, rule" tb -batch "$tmp/reattach"
+check "batch: the rule after the second attach is in its pins, the one before is gone" \
+	[ "$(tb -j rule list dev "tbx$ID" | jq -c 'map(.prefix)')" = '["198.18.5.0/24"]' ]
+check "batch: detach" tb detach dev "tbx$ID"
 
 # Batch input that is no command is an error with its line number.
 for input in 'help\n' "rule set dev $DEV_R default rate 1mbit\0 rate 9mbit\n"; do
