@@ -77,7 +77,7 @@ static int unpin_all(const char *dev)
 	}
 	if (rmdir(dir) && errno != ENOENT && !err)
 		err = -errno;
-	rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
+	state_pins_prune();
 	return err;
 }
 
@@ -278,7 +278,7 @@ static int run_attach(const struct cmd_args *args)
 	struct upgrade_moves moves;
 	bool existing, upgrading, own_qdisc = false, new_fq = false, hooked = false;
 	struct tb *skel;
-	int ifindex, err, prog_fd;
+	int ifindex, err, prog_fd, pins;
 	__u32 zero = 0;
 
 	ifindex = if_nametoindex(a->dev);
@@ -388,7 +388,9 @@ static int run_attach(const struct cmd_args *args)
 		tb__destroy(skel);
 		return 1;
 	}
-	err = tb__load(skel);
+	pins = state_pins_begin();
+	err = pins < 0 ? pins : tb__load(skel);
+	state_pins_end(pins);
 	if (err && upgrading)
 		upgrade_abandon(a->dev, &moves);
 	if (!err && upgrading) {

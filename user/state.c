@@ -108,13 +108,48 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	state_dir(dev, dir, sizeof(dir));
-	mkdir(TB_PIN_ROOT, 0700);
 	/* The maps of TB_MAPS; an upgrade's other maps are the load's own. */
 	for (int i = 0; i < tb_map_count; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
 		bpf_map__set_pin_path(bpf_object__find_map_by_name(skel->obj, tb_map_names[i]), path);
 	}
 	return skel;
+}
+
+int state_pins_begin(void)
+{
+	int fd, err;
+
+	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	fd = open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_SH)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* A failure here (no bpffs, read-only) is the load's to report. */
+	mkdir(TB_PIN_ROOT, 0700);
+	return fd;
+}
+
+void state_pins_end(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+void state_pins_prune(void)
+{
+	int fd = open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	/* No lock directory: no attach has begun, and one that begins makes
+	 * the root again. */
+	if (fd < 0 || !flock(fd, LOCK_EX | LOCK_NB))
+		rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
+	state_pins_end(fd);
 }
 
 int state_lock(const char *dev)

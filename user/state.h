@@ -54,6 +54,16 @@ void state_dir(const char *dev, char *buf, size_t len);
 __u64 state_now_ns(void);
 /* fn for every device with pins under TB_PIN_ROOT; the results or'ed. */
 int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx);
+/* TB_PIN_ROOT holds every device's pins, and the detach of the last one
+ * removes it: an attach of another device must not see it go between
+ * making it and pinning its maps into it. state_pins_begin makes it and
+ * returns a descriptor that holds TB_LOCK_DIR's flock shared, to give to
+ * state_pins_end once the load has pinned the maps (or failed), or
+ * -errno; state_pins_prune removes the root when it is empty and no
+ * attach holds that lock. */
+int state_pins_begin(void);
+void state_pins_end(int fd);
+void state_pins_prune(void);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);
 /* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when

@@ -89,4 +89,28 @@ for mode in xdp tc-ingress; do
 	check "$mode: detach where the pins are removes them" tb detach dev "$DEV_R"
 	check "$mode: nothing left" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 done
+
+# Two devices (two units of tbctl@.service starting at once): the detach
+# of the only other device removes the pins' root when it is empty, and
+# must not while an attach has made or found it and is yet to pin into
+# it. strace holds the attach 3 s just after its mkdir of the root.
+run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
+run_r strace -f -qq -e trace=mkdir -o "$tmp/mkdirs" "$TBCTL" attach dev "$DEV_R"
+at=$(grep -n 'mkdir("/sys/fs/bpf/tbctl",' "$tmp/mkdirs" | head -n 1 | cut -d: -f1)
+tb detach dev "$DEV_R"
+check "attach makes the pins' root (mkdir number ${at:-none})" [ -n "$at" ]
+check "attach $DEV_S" tbs attach dev "$DEV_S"
+run_r strace -f -qq -o /dev/null -e trace=mkdir -e inject=mkdir:delay_exit=3000000:when="${at:-1}" \
+	"$TBCTL" attach dev "$DEV_R" 2>"$tmp/err" &
+held=$!
+sleep 1
+t0=$(now_ms)
+check "detach $DEV_S meanwhile" tbs detach dev "$DEV_S"
+check "that detach did not wait for the attach ($(($(now_ms) - t0)) ms)" [ $(($(now_ms) - t0)) -lt 1500 ]
+wait "$held"
+rc=$?
+check "the held attach of $DEV_R succeeded (exit $rc: $(head -c 200 "$tmp/err"))" [ "$rc" = 0 ]
+check "and $DEV_R is attached, its pins in place" \
+	bash -c "[ -e /sys/fs/bpf/tbctl/$DEV_R/buckets ] && [ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq '.[0].attached')\" = true ]"
+check "detach $DEV_R" tb detach dev "$DEV_R"
 summary
