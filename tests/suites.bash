@@ -30,3 +30,33 @@ run_suites() {
 	echo "$passed passed, $failed failed"
 	((failed == 0))
 }
+
+# together LANE...: runs the lanes at once, each a space-separated list of
+# suites that run_suites runs in turn, then shows each lane's output whole
+# and prints one summary line for all. For suites that keep a CPU busy and
+# judge no timing (kill loops, fuzzing), so that two of them share the
+# machine's cores rather than take turns.
+together() {
+	local lane logs=() pids=() i passed=0 failed=0
+	for lane in "$@"; do
+		logs+=("$(mktemp)")
+		# shellcheck disable=SC2086 # a lane is a list of suites
+		run_suites $lane >"${logs[-1]}" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}"
+		if [[ $(tail -n 1 "${logs[i]}") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+			head -n -1 "${logs[i]}"
+			passed=$((passed + BASH_REMATCH[1]))
+			failed=$((failed + BASH_REMATCH[2]))
+		else
+			cat "${logs[i]}"
+			echo "FAIL lane $((i + 1)) (${*:i+1:1}): ended without a summary line"
+			failed=$((failed + 1))
+		fi
+		rm -f "${logs[i]}"
+	done
+	echo "$passed passed, $failed failed"
+	((failed == 0))
+}
