@@ -640,9 +640,27 @@ static int status_broken(const char *dev, const char *why, struct json_object *a
 	return 1;
 }
 
+/* What status reports into, and whether the device was found by listing
+ * TB_PIN_ROOT rather than named. */
+struct status_ctx {
+	struct json_object *arr;
+	bool listed;
+};
+
+/* Whether dev's pin directory is gone. */
+static bool pins_gone(const char *dev)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	return stat(dir, &st) && errno == ENOENT;
+}
+
 static int status_one(const char *dev, void *ctx)
 {
-	struct json_object *arr = ctx;
+	const struct status_ctx *sc = ctx;
+	struct json_object *arr = sc->arr;
 	static struct ruleset rs;
 	struct status_count cnt = {};
 	struct tb_config cfg;
@@ -651,9 +669,12 @@ static int status_one(const char *dev, void *ctx)
 	__u32 id;
 
 	err = state_open(dev, &m);
+	/* Listed, then detached before it was read: no longer there to report. */
+	if (err == -ENOENT && sc->listed && pins_gone(dev))
+		return 0;
 	if (err == -ENOENT && unfinished(dev))
-		return status_broken(dev, "an attach is pinning its maps, or was interrupted doing so "
-				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
+		return status_broken(dev, "an attach is pinning its maps or a detach removing them, or one was "
+				     "interrupted (tbctl attach finishes it, tbctl detach removes it)", arr);
 	if (err == -ESTALE) {
 		char msg[256];
 
@@ -714,7 +735,7 @@ static int parse_status(int argc, char **argv, struct cmd_args *a)
 
 static int run_status(const struct cmd_args *a)
 {
-	struct json_object *arr;
+	struct status_ctx sc = { .listed = !a->has_dev };
 	int err = 0;
 
 	if (bpffs_ensure()) {
@@ -722,10 +743,10 @@ static int run_status(const struct cmd_args *a)
 		return 1;
 	}
 	/* Built only for -j: text goes out as it is made. */
-	arr = out.json ? json_object_new_array() : NULL;
-	err = a->has_dev ? status_one(a->dev, arr) : state_foreach_device(status_one, arr);
+	sc.arr = out.json ? json_object_new_array() : NULL;
+	err = a->has_dev ? status_one(a->dev, &sc) : state_foreach_device(status_one, &sc);
 	if (out.json)
-		out_json(arr);
+		out_json(sc.arr);
 	return err;
 }
 

@@ -112,5 +112,21 @@ rc=$?
 check "the held attach of $DEV_R succeeded (exit $rc: $(head -c 200 "$tmp/err"))" [ "$rc" = 0 ]
 check "and $DEV_R is attached, its pins in place" \
 	bash -c "[ -e /sys/fs/bpf/tbctl/$DEV_R/buckets ] && [ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq '.[0].attached')\" = true ]"
+
+# status of every device lists them by their pin directories: one that a
+# detach removes between the listing and its reading is gone, not broken.
+# strace holds status 3 s after it read the directory.
+check "attach $DEV_S again" tbs attach dev "$DEV_S"
+run_r strace -f -qq -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=3000000:when=1 \
+	"$TBCTL" -j status >"$tmp/status" 2>"$tmp/err" &
+held=$!
+sleep 1
+check "detach $DEV_S while status is held" tbs detach dev "$DEV_S"
+wait "$held"
+rc=$?
+check "status of every device exits 0 (exit $rc: $(head -c 200 "$tmp/err"))" [ "$rc" = 0 ]
+check "it lists $DEV_R, attached, and not $DEV_S: $(head -c 300 "$tmp/status")" \
+	jq -e --arg r "$DEV_R" --arg s "$DEV_S" \
+	'any(.[]; .dev == $r and .attached) and all(.[]; .dev != $s)' "$tmp/status" >/dev/null
 check "detach $DEV_R" tb detach dev "$DEV_R"
 summary
