@@ -116,20 +116,31 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	return skel;
 }
 
-int state_pins_begin(void)
+/* path, in TB_LOCK_DIR (made when missing), opened with flags and
+ * flock()ed with op: the descriptor, or -errno. */
+static int lock_open(const char *path, int flags, int op)
 {
 	int fd, err;
 
 	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
 		return -errno;
-	fd = open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(path, flags | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_SH)) {
+	if (flock(fd, op)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
+	return fd;
+}
+
+int state_pins_begin(void)
+{
+	int fd = lock_open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY, LOCK_SH);
+
+	if (fd < 0)
+		return fd;
 	/* A failure here (no bpffs, read-only) is the load's to report. */
 	mkdir(TB_PIN_ROOT, 0700);
 	return fd;
@@ -178,18 +189,10 @@ int state_lock(const char *dev)
 		held = v;
 		capheld = cap;
 	}
-	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
-		return -errno;
 	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = lock_open(path, O_RDWR | O_CREAT, LOCK_EX);
 	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
+		return fd;
 	snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
 	held[nheld++].fd = fd;
 	return fd;
