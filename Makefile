@@ -22,7 +22,8 @@ TB_CFLAGS = $(CFLAGS) $(ABI_FLAGS) -Wall -Wextra -Werror -Wno-missing-field-init
 DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
-USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c
+USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
+	   user/hook.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c
 OBJ     := $(BUILD)/obj

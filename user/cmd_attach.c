@@ -6,20 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tb.skel.h"
 #include "output.h"
+#include "hook.h"
 #include "qdisc.h"
 #include "state.h"
 #include "tbctl.h"
 #include "upgrade.h"
-
-/* Our tc filter's identity on the clsact hook, so replace and detach find
- * exactly it and leave other filters alone. */
-#define TB_TC_HANDLE 0x7b1
-#define TB_TC_PRIO 0x7b1
 
 #define MAX_ADDRS_MIN 1024
 
@@ -46,19 +41,6 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 	a->fq = v;
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
-}
-
-static __u32 xdp_flags(int mode)
-{
-	return mode == TB_MODE_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-}
-
-static void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
-{
-	memset(h, 0, sizeof(*h));
-	h->sz = sizeof(*h);
-	h->ifindex = ifindex;
-	h->attach_point = mode == TB_MODE_TC_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS;
 }
 
 /* Remove dev's pins; the first failure other than a pin already gone,
@@ -95,121 +77,6 @@ static int pins_removable(const char *dev)
 	return 1;
 }
 
-
-/* Attach prog_fd, atomically replacing our previous program when there is
- * one, so no packet passes unpoliced in between. */
-static int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace,
-			bool *own_qdisc)
-{
-	if (a->mode == TB_MODE_XDP || a->mode == TB_MODE_XDPGENERIC) {
-		LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
-		__u32 flags = xdp_flags(a->mode), old_id = 0;
-		int err;
-
-		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id) {
-			xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
-			if (xo.old_prog_fd >= 0)
-				flags |= XDP_FLAGS_REPLACE;
-		}
-		if (!(flags & XDP_FLAGS_REPLACE))
-			flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
-		err = bpf_xdp_attach(ifindex, prog_fd, flags, &xo);
-		if (xo.old_prog_fd > 0)
-			close(xo.old_prog_fd);
-		if (err == -EBUSY || err == -EEXIST)
-			out_error("attach dev %s: another XDP program is attached", a->dev);
-		else if (err == -EOPNOTSUPP && a->mode == TB_MODE_XDP)
-			out_error("attach dev %s: the driver has no native XDP (try mode xdpgeneric)", a->dev);
-		else if (err)
-			out_error("attach dev %s: attach XDP program: %s", a->dev, strerror(-err));
-		return err;
-	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO,
-			    .prog_fd = prog_fd, .flags = replace ? BPF_TC_F_REPLACE : 0);
-		struct bpf_tc_hook hook;
-		int err;
-
-		tc_hook_of(ifindex, a->mode, &hook);
-		err = bpf_tc_hook_create(&hook);
-		if (err && err != -EEXIST) {
-			out_error("attach dev %s: create clsact qdisc: %s", a->dev, strerror(-err));
-			return err;
-		}
-		if (!err)
-			*own_qdisc = true;
-		else if (!replace)
-			*own_qdisc = false;     /* someone else's, made meanwhile */
-		err = bpf_tc_attach(&hook, &to);
-		if (err) {
-			out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
-			if (*own_qdisc && !replace) {
-				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-				bpf_tc_hook_destroy(&hook);
-			}
-		}
-		return err;
-	}
-}
-
-/* Whether program id is tbctl's datapath: its name, and maps named as
- * tbctl's. How a program whose pins this bpffs lacks is recognised. */
-static bool is_tbctl_prog(__u32 id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), map_ids[32];
-	int fd = bpf_prog_get_fd_by_id(id), found = 0;
-
-	if (fd < 0)
-		return false;
-	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
-	info.map_ids = (__u64)(unsigned long)map_ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    (strcmp(info.name, "tb_xdp") && strcmp(info.name, "tb_tc")))
-		info.nr_map_ids = 0;
-	close(fd);
-	for (__u32 i = 0; i < info.nr_map_ids && i < sizeof(map_ids) / sizeof(map_ids[0]); i++) {
-		struct bpf_map_info mi = {};
-		__u32 mlen = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
-
-		if (mfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen))
-			found += !strcmp(mi.name, "buckets") || !strcmp(mi.name, "config");
-		close(mfd);
-	}
-	return found == 2;
-}
-
-struct hooked {
-	int mode;
-	__u32 id;
-};
-
-/* tbctl's programs on the device, found by the device alone: in each
- * XDP mode, and as tbctl's tc filter at either hook. */
-static int hooked_anywhere(int ifindex, struct hooked *h)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	int n = 0;
-
-	if (!bpf_xdp_query(ifindex, 0, &q)) {
-		if (q.drv_prog_id && is_tbctl_prog(q.drv_prog_id))
-			h[n++] = (struct hooked){ TB_MODE_XDP, q.drv_prog_id };
-		if (q.skb_prog_id && is_tbctl_prog(q.skb_prog_id))
-			h[n++] = (struct hooked){ TB_MODE_XDPGENERIC, q.skb_prog_id };
-	}
-	for (int mode = TB_MODE_TC_INGRESS; mode <= TB_MODE_TC_EGRESS; mode++) {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(ifindex, mode, &hook);
-		if (!bpf_tc_query(&hook, &to) && is_tbctl_prog(to.prog_id))
-			h[n++] = (struct hooked){ mode, to.prog_id };
-	}
-	return n;
-}
-
 int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 {
 	if ((a->has_mode && a->mode != cfg->mode) || (a->has_key && a->key != cfg->key)) {
@@ -225,26 +92,6 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
-/* Program id on the hook, 0 when none of ours is there. */
-static __u32 hooked_prog(const struct tb_config *cfg)
-{
-	__u32 id = 0;
-
-	if (cfg->mode <= TB_MODE_XDPGENERIC) {
-		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
-			return 0;
-	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
-		if (bpf_tc_query(&hook, &to))
-			return 0;
-		id = to.prog_id;
-	}
-	return id;
-}
-
 /* An upgrade killed after pinning its new maps: finished when the program
  * on the device uses them, undone otherwise (upgrade.c). */
 static int resume_upgrade(const char *dev)
@@ -258,7 +105,7 @@ static int resume_upgrade(const char *dev)
 	err = state_config_get(fd, &cfg);
 	close(fd);
 	if (!err)
-		err = upgrade_resume(dev, if_nametoindex(dev) == cfg.ifindex ? hooked_prog(&cfg) : 0,
+		err = upgrade_resume(dev, hooked_prog(dev, &cfg),
 				     &finished);
 	if (err) {
 		out_error("attach dev %s: an interrupted upgrade left maps pinned aside: %s", dev,
@@ -483,26 +330,6 @@ static int run_attach(const struct cmd_args *args)
 }
 
 /* Take program id off the device's hook for mode: only that program. */
-static int unhook(int ifindex, int mode, __u32 id)
-{
-	int err;
-
-	if (mode <= TB_MODE_XDPGENERIC) {
-		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
-
-		/* REPLACE with the old fd: only our program is taken off. */
-		err = bpf_xdp_detach(ifindex, xdp_flags(mode) | XDP_FLAGS_REPLACE, &xo);
-		close(xo.old_prog_fd);
-	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(ifindex, mode, &hook);
-		err = bpf_tc_detach(&hook, &to);
-	}
-	return err;
-}
-
 /* detach with no pins here: bpffs unmounted, or another mount
  * namespace's. tbctl's programs found on the device are removed; pins
  * another bpffs holds stay there (detach there removes them). */
@@ -587,7 +414,7 @@ static int run_detach(const struct cmd_args *a)
 		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
 		return 1;
 	}
-	id = if_nametoindex(a->dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
+	id = hooked_prog(a->dev, &cfg);
 	if (id)
 		err = unhook(cfg.ifindex, cfg.mode, id);
 	/* The qdiscs tbctl made go too, hooked program or not: an attach
@@ -702,7 +529,7 @@ static int status_one(const char *dev, void *ctx)
 				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		rules += rs.rules[i].in_use;
-	id = if_nametoindex(dev) == cfg.ifindex ? hooked_prog(&cfg) : 0;
+	id = hooked_prog(dev, &cfg);
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 

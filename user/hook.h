@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
+ * own filter on the clsact ingress or egress hook. */
+#ifndef TB_HOOK_H
+#define TB_HOOK_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "tb_abi.h"
+#include "tbctl.h"
+
+/* One of tbctl's programs found on a device: its mode and id. */
+struct hooked {
+	int mode;       /* enum tb_mode */
+	__u32 id;
+};
+
+/* The clsact hook of mode (tc-ingress or tc-egress) on ifindex. */
+void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
+/* Attach prog_fd in a->mode (said on failure); *own_qdisc: tbctl made the
+ * clsact qdisc. -errno on failure. */
+int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc);
+/* tbctl's programs on ifindex in any mode, into h[4]; how many. */
+int hooked_anywhere(int ifindex, struct hooked *h);
+/* The id of the program on the hook cfg names, 0 when none of tbctl's is
+ * there or dev is not cfg's device in this network namespace. */
+__u32 hooked_prog(const char *dev, const struct tb_config *cfg);
+/* Take program id off ifindex's hook of mode, and nothing else. */
+int unhook(int ifindex, int mode, __u32 id);
+
+#endif
