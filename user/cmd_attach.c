@@ -231,7 +231,7 @@ static int run_attach(const struct cmd_args *args)
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
 			  a->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
 		if (new_fq)
-			qdisc_root_delete(ifindex);
+			qdisc_fq_delete(ifindex);
 		tb__destroy(skel);
 		return 1;
 	}
@@ -248,7 +248,7 @@ static int run_attach(const struct cmd_args *args)
 				  a->dev, strerror(-err));
 			upgrade_abandon(a->dev, &moves);
 			if (new_fq)
-				qdisc_root_delete(ifindex);
+				qdisc_fq_delete(ifindex);
 			tb__destroy(skel);
 			return 1;
 		}
@@ -262,7 +262,7 @@ static int run_attach(const struct cmd_args *args)
 		if (!existing)
 			unpin_all(a->dev);
 		if (new_fq)
-			qdisc_root_delete(ifindex);
+			qdisc_fq_delete(ifindex);
 		tb__destroy(skel);
 		return 1;
 	}
@@ -324,7 +324,7 @@ static int run_attach(const struct cmd_args *args)
 	if (err && !existing)
 		unpin_all(a->dev);
 	if (err && new_fq)
-		qdisc_root_delete(ifindex);
+		qdisc_fq_delete(ifindex);
 	tb__destroy(skel);
 	return err;
 }
@@ -426,8 +426,11 @@ static int run_detach(const struct cmd_args *a)
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 		if (cfg.own_qdisc)
 			bpf_tc_hook_destroy(&hook);
-		if (cfg.own_fq)
-			qdisc_root_delete(cfg.ifindex);
+		/* Someone may have put another root qdisc in place of the fq
+		 * tbctl installed: theirs stays. */
+		if (cfg.own_fq && qdisc_fq_delete(cfg.ifindex) == -EINVAL)
+			out_warn("detach dev %s: the root qdisc is no longer the fq tbctl installed; "
+				 "left it in place", a->dev);
 	}
 	if (err) {
 		out_error("detach dev %s: remove program: %s", a->dev, strerror(-err));
@@ -492,7 +495,7 @@ static int status_one(const char *dev, void *ctx)
 	struct status_count cnt = {};
 	struct tb_config cfg;
 	struct tb_maps m;
-	int rules = 0, err;
+	int rules = 0, paced, err;
 	__u32 id;
 
 	err = state_open(dev, &m);
@@ -530,6 +533,15 @@ static int status_one(const char *dev, void *ctx)
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		rules += rs.rules[i].in_use;
 	id = hooked_prog(dev, &cfg);
+	/* Shape rules only set departure times: fq must still be the one
+	 * to keep them, whatever has been done to the qdiscs since. */
+	paced = !ruleset_shapes(&rs) ? -1 : if_nametoindex(dev) == cfg.ifindex ? qdisc_fq_paces(cfg.ifindex) : 0;
+	if (paced < -1) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-paced));
+		return status_broken(dev, msg, arr);
+	}
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
@@ -543,14 +555,17 @@ static int status_one(const char *dev, void *ctx)
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);
 		json_add_str(o, "stripes", cfg.stripes == TB_STRIPES_KEYED ? "keyed" : "fold");
+		if (paced >= 0)
+			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key],
 		       id ? "attached" : "NOT ATTACHED (program gone from the device)",
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
 		       cfg.stripes == TB_STRIPES_KEYED ? "" :
-		       "; lock stripes folded as upgraded (a fresh attach keys them)");
+		       "; lock stripes folded as upgraded (a fresh attach keys them)",
+		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	}
 	return 0;
 }

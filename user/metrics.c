@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The Prometheus text format of tbctl's state: per device the global
- * counters (summed over CPUs), per rule its parameters and the sums of
+/* The Prometheus text format of tbctl's state: per device whether its
+ * program is on it and fq paces its shape rules, the global counters
+ * (summed over CPUs), per rule its parameters and the sums of
  * its addresses' counters, the table's fill, and the top addresses by
  * dropped bytes. Read lock-free, as show reads: a scrape never waits for
  * a change nor holds one up, and maps opened before a detach stay
@@ -13,7 +14,9 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include "heap.h"
+#include "hook.h"
 #include "metrics.h"
+#include "qdisc.h"
 #include "ruleset.h"
 #include "state.h"
 #include "tbctl.h"
@@ -34,7 +37,9 @@ struct top_row {
 /* One device as read at one moment. */
 struct dev_read {
 	char dev[IF_NAMESIZE];
-	bool attached;
+	bool read;                      /* its pins, read whole */
+	bool hooked;                    /* tbctl's program on the device */
+	int paced;                      /* fq paces its shape rules: 1, 0; -1: no shape rule */
 	struct tb_config cfg;
 	struct tb_stats st;
 	__u64 tracked;
@@ -142,8 +147,14 @@ static int read_dev(struct dev_read *d)
 	err = state_read_config(&m, &d->cfg);
 	if (!err && !d->cfg.attached)
 		goto out;
+	d->hooked = hooked_prog(d->dev, &d->cfg) != 0;
 	if (!err)
 		err = ruleset_read(d->rs, &m);
+	if (!err) {
+		d->paced = !ruleset_shapes(d->rs) ? -1 :
+			   if_nametoindex(d->dev) == d->cfg.ifindex ? qdisc_fq_paces(d->cfg.ifindex) : 0;
+		err = d->paced < -1 ? d->paced : 0;
+	}
 	if (!err)
 		err = pending_read(&m, &d->pending);
 	if (!err)
@@ -163,7 +174,7 @@ static int read_dev(struct dev_read *d)
 		else
 			d->sum[id].c = sh.b.c;
 	}
-	d->attached = !err;
+	d->read = !err;
 out:
 	d->m = NULL;
 	maps_close(&m);
@@ -177,22 +188,28 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 					     "dropped_bytes", "monitored_packets", "monitored_bytes" };
 	char name[96], help[160];
 
-	family(f, "tbctl_device_attached", "gauge", "1 when tbctl polices the device, 0 when a named one is not");
+	family(f, "tbctl_device_attached", "gauge",
+	       "1 when tbctl polices the device, 0 when not: no pins, or its program is gone from the device");
 	for (int i = 0; i < n; i++)
-		sample_dev(f, "tbctl_device_attached", &d[i], d[i].attached);
+		sample_dev(f, "tbctl_device_attached", &d[i], d[i].read && d[i].hooked);
+	family(f, "tbctl_device_shape_paced", "gauge",
+	       "For a device with action shape rules: 1 when fq schedules its egress, 0 when shaped packets pass unpaced");
+	for (int i = 0; i < n; i++)
+		if (d[i].read && d[i].paced >= 0)
+			sample_dev(f, "tbctl_device_shape_paced", &d[i], d[i].paced);
 	family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
 	for (int i = 0; i < n; i++)
-		if (d[i].attached)
+		if (d[i].read)
 			sample_dev(f, "tbctl_addresses_tracked", &d[i], d[i].tracked);
 	family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
 	for (int i = 0; i < n; i++)
-		if (d[i].attached)
+		if (d[i].read)
 			sample_dev(f, "tbctl_addresses_max", &d[i], d[i].cfg.max_addrs);
 	for (int k = 0; k < tb_stats_count; k++) {
 		snprintf(name, sizeof(name), "tbctl_%s_total", tb_stats_names[k]);
 		family(f, name, "counter", stats_help[k]);
 		for (int i = 0; i < n; i++)
-			if (d[i].attached)
+			if (d[i].read)
 				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
 	}
 
@@ -207,7 +224,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				 unit);
 			family(f, name, "gauge", help);
 			for (int i = 0; i < n; i++)
-				for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++) {
+				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
 					const struct tb_rule *r = &d[i].rs->rules[id];
 
 					if (r->in_use && r->cost == cost)
@@ -217,7 +234,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 	}
 	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
 	for (int i = 0; i < n; i++)
-		for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+		for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 			if (d[i].rs->rules[id].in_use)
 				sample_rule(f, "tbctl_rule_addresses", &d[i], id, d[i].sum[id].addrs);
 	for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++) {
@@ -226,7 +243,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 			 "(an evicted or reset address takes its share along)", sums[k]);
 		family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
-			for (int id = 0; d[i].attached && id < TB_MAX_RULES; id++)
+			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 				if (d[i].rs->rules[id].in_use)
 					sample_rule(f, name, &d[i], id, ((const __u64 *)&d[i].sum[id].c)[k]);
 	}
@@ -302,9 +319,9 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 	if (!err) {
 		int shown = 0;
 
-		/* Found by the pin directory alone: listed only when attached. */
+		/* Found by the pin directory alone: listed only when read. */
 		for (int i = 0; i < n; i++) {
-			if (devs || d[i].attached) {
+			if (devs || d[i].read) {
 				d[shown++] = d[i];
 				continue;
 			}

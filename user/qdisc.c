@@ -143,9 +143,13 @@ int qdisc_fq_install(int ifindex, char *root, size_t len)
 	return rtnl_talk(nlh, NULL, NULL);
 }
 
-int qdisc_root_delete(int ifindex)
+int qdisc_fq_delete(int ifindex)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = qdisc_msg(buf, RTM_DELQDISC, NLM_F_ACK, ifindex, TC_H_ROOT);
 
-	return rtnl_talk(qdisc_msg(buf, RTM_DELQDISC, NLM_F_ACK, ifindex, TC_H_ROOT), NULL, NULL);
+	/* With a kind, the kernel deletes the root only if it is of that
+	 * kind, in the same step (-EINVAL if not). */
+	mnl_attr_put_strz(nlh, TCA_KIND, "fq");
+	return rtnl_talk(nlh, NULL, NULL);
 }

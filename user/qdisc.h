@@ -15,7 +15,9 @@ int qdisc_fq_paces(int ifindex);
 int qdisc_fq_install(int ifindex, char *root, size_t len);
 /* 1 when ifindex has a clsact qdisc, 0 when not, -errno on failure. */
 int qdisc_clsact_exists(int ifindex);
-/* Delete the root qdisc of ifindex: the kernel puts its default back. */
-int qdisc_root_delete(int ifindex);
+/* Delete the root qdisc of ifindex if it is fq: the kernel puts its
+ * default back. -EINVAL: the root is now another kind, left in place;
+ * -ENOENT: the root is the device's default. */
+int qdisc_fq_delete(int ifindex);
 
 #endif

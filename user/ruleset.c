@@ -34,6 +34,14 @@ int ruleset_default(const struct ruleset *rs)
 	return id >= 0 && id < TB_MAX_RULES && rs->rules[id].in_use ? id : -1;
 }
 
+bool ruleset_shapes(const struct ruleset *rs)
+{
+	for (int i = 0; i < TB_MAX_RULES; i++)
+		if (rs->rules[i].in_use && rs->rules[i].action == TB_ACTION_SHAPE)
+			return true;
+	return false;
+}
+
 static int lpm_key(const struct tb_prefix *p, struct tb_lpm_v4 *k4, struct tb_lpm_v6 *k6, void **key)
 {
 	k4->prefixlen = k6->prefixlen = p->len;

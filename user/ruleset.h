@@ -66,6 +66,8 @@ int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct ru
 int ruleset_invalidate(struct ruleset *rs);
 /* The default rule's slot, or -1. */
 int ruleset_default(const struct ruleset *rs);
+/* Whether any rule is action shape (fq must then pace the egress). */
+bool ruleset_shapes(const struct ruleset *rs);
 /* The slot of the rule address a is charged to now (-1: none): b's cached
  * slot while the rule set is still at generation gen, else what the
  * datapath would find, the longest matching prefix in m's tries, or the

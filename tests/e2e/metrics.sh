@@ -121,6 +121,19 @@ check "tbctl metrics prints the same exposition (textfile collector)" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics top 5 >$tmp/m2 && promtool check metrics <$tmp/m2 &&
 		 diff <(grep -v '^tbctl_' $tmp/m1) <(grep -v '^tbctl_' $tmp/m2) >/dev/null"
 
+# The program taken off the device behind tbctl's back: the pins remain,
+# but nothing polices the device, and the metrics and status say so.
+check "the program is taken off by ip link" ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
+tb metrics dev "$DEV_R" >"$tmp/m4"
+check "with the program gone, tbctl_device_attached reads 0" \
+	grep -qx "tbctl_device_attached{dev=\"$DEV_R\"} 0" "$tmp/m4"
+check "and the counters are still exported" grep -q "^tbctl_dropped_bytes_total{dev=\"$DEV_R\"} [1-9]" "$tmp/m4"
+check "status says NOT ATTACHED" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL status dev $DEV_R | grep -q 'NOT ATTACHED'"
+check "attach puts the program back" tb attach dev "$DEV_R" mode xdp
+check "and tbctl_device_attached reads 1 again" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $DEV_R | grep -qx 'tbctl_device_attached{dev=\"$DEV_R\"} 1'"
+check "no shape rule: no tbctl_device_shape_paced sample" bash -c "! grep -q '^tbctl_device_shape_paced{' $tmp/m4"
+
 # Scrapes while the device is detached and attached again: each is whole
 # (promtool passes) and the device is there or gone, never half-read.
 (

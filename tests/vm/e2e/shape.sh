@@ -3,7 +3,8 @@
 # sender's egress, a UDP flood to two destinations is paced to each one's
 # rate (what leaves fits b + r(T + horizon)), the excess beyond the
 # horizon is dropped, and detach removes fq again. Without fq, a shape
-# rule is refused.
+# rule is refused; with fq replaced later, status and metrics say so and
+# detach keeps the replacement.
 . "$(dirname "$0")/../../e2e/lib.bash"
 setup
 
@@ -41,4 +42,22 @@ check "the excess beyond the horizon was dropped ($(jq .dropped_packets <<<"$sta
 	[ "$(jq .dropped_packets <<<"$stats")" -gt 100 ]
 check "detach" tbs detach dev "$DEV_S"
 check "detach removed fq" bash -c "! tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc fq '"
+
+# fq replaced behind tbctl's back: status and the metrics say the shape
+# rules go unpaced, and detach leaves the operator's qdisc in place.
+paced() { tbs -j status dev "$DEV_S" | jq -c '.[0].shape_paced'; }
+metric() { tbs metrics dev "$DEV_S" | awk -v m="tbctl_device_shape_paced{dev=\"$DEV_S\"}" '$1 == m { print $2 }'; }
+check "attach qdisc fq again" tbs attach dev "$DEV_S" mode tc-egress key dst qdisc fq
+check "status: no shape rule, no shape_paced ($(paced))" [ "$(paced)" = null ]
+check "shape rule again" tbs rule set dev "$DEV_S" default rate 2mbit action shape
+check "status: shape_paced true ($(paced))" [ "$(paced)" = true ]
+check "metrics: tbctl_device_shape_paced 1 ($(metric))" [ "$(metric)" = 1 ]
+check "the root qdisc is replaced by pfifo" tc -n "$NS_S" qdisc replace dev "$DEV_S" root pfifo
+check "status: shape_paced false ($(paced))" [ "$(paced)" = false ]
+check "status text: NOT PACED" bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL status dev $DEV_S | grep -q 'shape rules NOT PACED'"
+check "metrics: tbctl_device_shape_paced 0 ($(metric))" [ "$(metric)" = 0 ]
+out=$(tbs detach dev "$DEV_S" 2>&1)
+check "detach succeeds (exit $?)" [ $? = 0 ]
+check "and says it left the root qdisc ($out)" grep -q 'no longer the fq tbctl installed; left it in place' <<<"$out"
+check "the operator's pfifo is still the root" bash -c "tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc pfifo '"
 summary
