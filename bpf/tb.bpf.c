@@ -95,14 +95,45 @@ static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct
 	return 0;
 }
 
-/* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN for "reset counters".
- * It zeroes every bucket's counters in place under the lock the datapath
- * takes, so neither a charge in flight nor a bucket's level is lost, as
- * they would be if user space rewrote the elements. */
+/* One CPU's global counters, as they are now, into sum. */
+static long add_cpu_stats(__u64 cpu, struct tb_stats *sum)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_percpu_elem(&stats, &zero, cpu), *to = (__u64 *)sum;
+
+	if (!v)
+		return 1;
+	for (int i = 0; i < sizeof(*sum) / 8; i++)
+		to[i] += READ_ONCE(v[i]);
+	return 0;
+}
+
+/* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN for "reset counters",
+ * with a struct tb_reset_req as the packet. It zeroes every bucket's
+ * counters in place under the lock the datapath takes, so neither a
+ * charge in flight nor a bucket's level is lost, as they would be if user
+ * space rewrote the elements; then the global counters (tb_abi.h). */
 SEC("xdp")
 int tb_reset_counters(struct xdp_md *ctx)
 {
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct tb_reset_req *req = data;
+	struct tb_stats sum = {};
+	__u64 *mine, *s = (__u64 *)&sum, *taken;
+	__u32 zero = 0;
+
+	if ((void *)(req + 1) > data_end)
+		return XDP_ABORTED;
 	bpf_for_each_map_elem(&buckets, zero_counters, 0, 0);
+	mine = bpf_map_lookup_elem(&stats, &zero);
+	if (!mine || !req->stats_cpus)
+		return XDP_PASS;
+	bpf_loop(req->stats_cpus, add_cpu_stats, &sum, 0);
+	taken = (__u64 *)&req->taken;
+	for (int i = 0; i < sizeof(sum) / 8; i++) {
+		__sync_fetch_and_add(&mine[i], -s[i]);
+		taken[i] = s[i];
+	}
 	return XDP_PASS;
 }
 

@@ -435,6 +435,18 @@ struct tb_stats {
 /* What every layout's struct tb_stats holds. */
 #define TB_STATS_COMMON (__builtin_offsetof(struct tb_stats, delayed_packets) + sizeof(__u64))
 
+/* tb_reset_counters' packet: what tbctl asks of it, and what it hands
+ * back. The datapath adds to a CPU's global counters without atomics, so
+ * no other CPU may write them: the program reads every CPU's counters
+ * and takes their sum from its own CPU's with atomic adds. The sum over
+ * the CPUs, all that is ever read, then restarts from zero, and a count
+ * made meanwhile on any CPU is kept. */
+struct tb_reset_req {
+	__u32 stats_cpus;       /* CPUs whose global counters to reset; 0: none */
+	__u32 pad;
+	struct tb_stats taken;  /* out: what the reset took */
+};
+
 /* Every map tbctl pins, in one list: name, type, key, value, and whether
  * the datapath writes it (an upgrade that changes such a map moves what
  * it holds instead of copying it, or refuses; see TB_LAYOUT). tbctl's struct tb_maps, its pin names, its layout check

@@ -334,20 +334,27 @@ static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, voi
 	return bpf_map_delete_elem(m->buckets, k) && errno != ENOENT ? -errno : 0;
 }
 
-/* Per-address counters are zeroed by the datapath's own reset program,
- * under the datapath's locks, so no charge in flight is lost. */
-static int zero_address_counters(const char *dev, __u32 max_addrs)
+/* Per-address and global counters are reset by the datapath's own reset
+ * program: per address under the datapath's locks, globally by taking
+ * what every CPU counted from one CPU's counters (tb_abi.h,
+ * tb_reset_req), so no charge in flight is lost or kept. */
+static int reset_counters(const char *dev, __u32 max_addrs)
 {
-	struct frame { unsigned char b[64]; } f = {};
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = sizeof(f.b), .repeat = 1);
-	struct tb *skel = open_pinned(dev, max_addrs);
+	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .repeat = 1);
+	struct tb *skel;
 	int err;
 
+	if ((int)req.stats_cpus < 0)
+		return (int)req.stats_cpus;
+	skel = open_pinned(dev, max_addrs);
 	if (!skel)
 		return -errno;
 	err = tb__load(skel);
 	if (!err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o))
 		err = -errno;
+	if (!err && o.retval != XDP_PASS)
+		err = -EINVAL;
 	tb__destroy(skel);
 	return err;
 }
@@ -390,14 +397,12 @@ static int run_reset(const struct cmd_args *a)
 			err = ruleset_invalidate(&rs);
 	}
 	if (!err && a->reset == RESET_COUNTERS)
-		err = zero_address_counters(a->dev, rs.cfg.max_addrs);
+		err = reset_counters(a->dev, rs.cfg.max_addrs);
 	/* Pending drops belong to the counters, or to the buckets just gone. */
 	if (!err)
 		err = pending_zero(&m);
 	if (!err)
 		err = reset_shared(&m, a->reset);
-	if (!err && a->reset == RESET_COUNTERS)
-		err = stats_zero(&m);
 	maps_close(&m);
 	if (err) {
 		out_error("reset dev %s: %s", a->dev, strerror(-err));

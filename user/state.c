@@ -418,20 +418,6 @@ static struct tb_stats *percpu_stats(int *ncpu)
 	return calloc(*ncpu, sizeof(struct tb_stats));
 }
 
-int stats_zero(const struct tb_maps *m)
-{
-	int ncpu, err = 0;
-	struct tb_stats *zero = percpu_stats(&ncpu);
-	__u32 key = 0;
-
-	if (!zero)
-		return -errno;
-	if (bpf_map_update_elem(m->stats, &key, zero, BPF_ANY))
-		err = -errno;
-	free(zero);
-	return err;
-}
-
 int stats_sum(const struct tb_maps *m, struct tb_stats *out)
 {
 	int ncpu, err = 0;

@@ -82,8 +82,6 @@ int state_open_config(const char *dev, int *fd);
 int state_config_get(int fd, struct tb_config *cfg);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
-/* Overwrite every CPU's counters with zero. */
-int stats_zero(const struct tb_maps *m);
 /* The packets the datapath counted per CPU and has not yet added to the
  * buckets, as read at one moment: over-limit ones (dropcache), and ones
  * admitted from credit by layout 5 until an upgrade drains them

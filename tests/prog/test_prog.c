@@ -203,6 +203,22 @@ static __u32 run(int fd, const struct frame *f)
 	return run_len(fd, f, f->len);
 }
 
+/* Run the reset program as tbctl does, over cpus CPUs' global counters;
+ * what it took from them goes to *taken (may be NULL). */
+static __u32 reset_counters(__u32 cpus, struct tb_stats *taken)
+{
+	struct tb_reset_req req = { .stats_cpus = cpus };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .data_out = &req,
+		    .data_size_out = sizeof(req), .repeat = 1);
+
+	if (!CHECK(!bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o),
+		   "BPF_PROG_TEST_RUN of tb_reset_counters: %s", strerror(errno)))
+		return ~0U;
+	if (taken)
+		*taken = req.taken;
+	return o.retval;
+}
+
 /* The bucket as the map holds it. */
 static struct tb_bucket raw_bucket_of(const char *addr)
 {
@@ -708,7 +724,7 @@ static void reset_program_zeroes_counters_in_place(void)
 	frame_ipv6_len(&f, "2001:db8::17", 1000);
 	pass_count(xdp_fd, &f, 2, XDP_PASS);
 	before = bucket_of("198.18.17.1");
-	CHECK_EQ(run(bpf_program__fd(skel->progs.tb_reset_counters), &f), XDP_PASS, "reset program ran");
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
 	CHECK_EQ(pending_of("198.18.17.1").dropped_packets, 1,
 		 "the drop counted without the lock is still pending in its CPU's cache");
 	CHECK(!pending_zero(&rs->m), "empty the dropcaches, as reset does");
@@ -721,6 +737,41 @@ static void reset_program_zeroes_counters_in_place(void)
 	      "level untouched");
 	frame_ipv4_len(&f, "198.18.17.1", 1000);
 	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the drained bucket stays drained");
+	teardown();
+}
+
+/* The global counters: what every CPU counted is taken from one CPU's,
+ * so their sum restarts at zero and the program says what it took. A
+ * request too short to read is refused. */
+static void reset_program_restarts_the_global_counters(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_stats before, taken, zero = {}, after;
+	struct frame f;
+
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.17.2", 1000);
+	pass_count(xdp_fd, &f, 5, XDP_PASS);
+	run_len(xdp_fd, &f, 20);   /* cut inside the IPv4 header */
+	before = totals();
+	CHECK(before.c.passed_packets == 3 && before.c.dropped_packets == 2 && before.malformed_packets == 1,
+	      "counted before the reset: %llu passed, %llu dropped, %llu malformed",
+	      (unsigned long long)before.c.passed_packets, (unsigned long long)before.c.dropped_packets,
+	      (unsigned long long)before.malformed_packets);
+	CHECK_EQ(reset_counters(ncpu, &taken), XDP_PASS, "reset program ran over %d CPUs", ncpu);
+	CHECK(!memcmp(&taken, &before, sizeof(before)), "it took exactly what the CPUs had counted");
+	after = totals();
+	CHECK(!memcmp(&after, &zero, sizeof(zero)), "every global counter sums to 0 after it");
+	frame_ipv4_len(&f, "198.18.17.3", 1000);
+	run(xdp_fd, &f);
+	after = totals();
+	CHECK(after.c.passed_packets == 1 && after.c.passed_bytes == f.len,
+	      "counting goes on from zero: %llu packets, %llu bytes", (unsigned long long)after.c.passed_packets,
+	      (unsigned long long)after.c.passed_bytes);
+	CHECK_EQ(run_len(bpf_program__fd(skel->progs.tb_reset_counters), &f, 20), XDP_ABORTED,
+		 "a request shorter than struct tb_reset_req is refused");
+	CHECK_EQ(totals().c.passed_packets, 1, "and changes nothing");
 	teardown();
 }
 
@@ -1225,7 +1276,7 @@ static void credit_counts_packets_and_resets(void)
 	CHECK_EQ(b.c.passed_packets, 1, "%s: the locked pass in the counters", a);
 	CHECK_EQ(pending_of(a).passed_packets, 10, "%s: 10 counted in the credit", a);
 	CHECK_EQ(bucket_of(a).c.passed_bytes, 11000, "%s: all 11 as tbctl reads them", a);
-	CHECK_EQ(run(bpf_program__fd(skel->progs.tb_reset_counters), &f), XDP_PASS, "reset program ran");
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
 	b = raw_bucket_of(a);
 	CHECK_EQ(b.credit, 90, "%s: reset: the count emptied, the 90 unspent left", a);
 	CHECK_EQ(b.credit_from, 90, "%s: counted from there on", a);
@@ -1404,6 +1455,52 @@ static void two_cpus_one_bucket_under_the_limit(void)
 	setup();
 	race_one_bucket("198.18.14.3", 100000000000ULL, 1000000, TB_ACTION_DROP);
 	CHECK_EQ(bucket_of("198.18.14.3").c.passed_packets, 2ULL * RACE_RUNS + 1, "all passed");
+	teardown();
+}
+
+/* One CPU floods an address while another resets the counters again and
+ * again: what the resets took and what the counters hold at the end add
+ * up to what was sent, exactly. Writing zeros into the other CPU's
+ * counters, as tbctl did, loses what that CPU adds between its read and
+ * its write. */
+static void two_cpus_reset_keeps_every_count(void)
+{
+	const __u64 sent = RACE_RUNS;
+	__u64 took_packets = 0, took_bytes = 0, resets = 0;
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_stats taken, s;
+	struct racer r;
+	pthread_t th;
+	struct frame f;
+
+	if (!two_cpus())
+		return;
+	setup();
+	set_rule("default", 10000000, 10000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.14.4", 100);
+	CHECK_EQ(reset_counters(ncpu, NULL), XDP_PASS, "reset before the race");
+	pin_cpu0();
+	r = (struct racer){ .cpu = 1, .f = &f };
+	pthread_create(&th, NULL, race, &r);
+	while (pthread_tryjoin_np(th, NULL) == EBUSY) {
+		if (reset_counters(ncpu, &taken) != XDP_PASS)
+			break;
+		took_packets += taken.c.passed_packets + taken.c.dropped_packets + taken.c.monitored_packets;
+		took_bytes += taken.c.passed_bytes + taken.c.dropped_bytes + taken.c.monitored_bytes;
+		resets++;
+	}
+	pthread_join(th, NULL);
+	unpin();
+	CHECK(!r.err, "test run: %s", strerror(r.err));
+	s = totals();
+	CHECK(resets > 10, "the counters were reset during the flood (%llu times)", (unsigned long long)resets);
+	CHECK_EQ(took_packets + s.c.passed_packets + s.c.dropped_packets + s.c.monitored_packets, sent,
+		 "packets taken by %llu resets + counted after == sent", (unsigned long long)resets);
+	CHECK_EQ(took_bytes + s.c.passed_bytes + s.c.dropped_bytes + s.c.monitored_bytes, sent * 100,
+		 "bytes taken + counted after == sent");
+	printf("     %llu resets during %llu packets, %llu of them counted after the last\n",
+	       (unsigned long long)resets, (unsigned long long)sent,
+	       (unsigned long long)(s.c.passed_packets + s.c.dropped_packets));
 	teardown();
 }
 
@@ -1922,6 +2019,7 @@ TEST_LIST(
 	T(ruleset_indexes_follow_changes),
 	T(rule_table_keeps_a_slot_for_changes),
 	T(reset_program_zeroes_counters_in_place),
+	T(reset_program_restarts_the_global_counters),
 	T(packets_cost_mode),
 	T(tc_program_polices),
 	T(destination_key_variant),
@@ -1944,6 +2042,7 @@ TEST_LIST(
 	T(upgrade_moves_buckets_and_counters),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
+	T(two_cpus_reset_keeps_every_count),
 );
 
 int main(int argc, char **argv)
