@@ -487,9 +487,33 @@ static bool pins_gone(const char *dev)
 	return stat(dir, &st) && errno == ENOENT;
 }
 
-static int status_one(const char *dev, void *ctx)
+/* How long status waits for an attach or detach that holds a device's
+ * lock with its pins half made or half removed. */
+#define STATUS_SETTLE_MS 3000
+/* status_read's answer when it found the pins half made and was not to
+ * report that yet. */
+#define STATUS_HALF (-1)
+
+/* What status found in the midst of an attach or detach, or after one
+ * was interrupted: said (as final) when settle is 0 (the device's lock
+ * was free, or this process holds it), or as what it found (now) when
+ * the lock was held throughout the wait (settle < 0); else STATUS_HALF. */
+static int status_half(const char *dev, const char *now, const char *final, int settle, struct json_object *arr)
 {
-	const struct status_ctx *sc = ctx;
+	char msg[256];
+
+	if (settle > 0)
+		return STATUS_HALF;
+	if (settle < 0)
+		snprintf(msg, sizeof(msg), "an attach or detach has held the device's lock for over %d s, %s",
+			 STATUS_SETTLE_MS / 1000, now);
+	return status_broken(dev, settle < 0 ? msg : final, arr);
+}
+
+/* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
+ * was held throughout the wait. */
+static int status_read(const char *dev, const struct status_ctx *sc, int settle)
+{
 	struct json_object *arr = sc->arr;
 	static struct ruleset rs;
 	struct status_count cnt = {};
@@ -503,8 +527,11 @@ static int status_one(const char *dev, void *ctx)
 	if (err == -ENOENT && sc->listed && pins_gone(dev))
 		return 0;
 	if (err == -ENOENT && unfinished(dev))
-		return status_broken(dev, "an attach is pinning its maps or a detach removing them, or one was "
-				     "interrupted (tbctl attach finishes it, tbctl detach removes it)", arr);
+		return status_half(dev, "its pins half made or half removed",
+				   "an attach was interrupted while pinning its maps, or a detach while "
+				   "removing them (tbctl attach finishes it, tbctl detach removes it)", settle, arr);
+	if (err == -ENOENT)
+		return status_half(dev, "no pins yet", "not attached", settle, arr);
 	if (err == -ESTALE) {
 		char msg[256];
 
@@ -513,8 +540,7 @@ static int status_one(const char *dev, void *ctx)
 		return status_broken(dev, msg, arr);
 	}
 	if (err)
-		return status_broken(dev, err == -ENOENT ? "not attached" :
-				     err == -EPROTO ? state_layout_error() : strerror(-err), arr);
+		return status_broken(dev, err == -EPROTO ? state_layout_error() : strerror(-err), arr);
 	err = state_read_config(&m, &cfg);
 	if (!err)
 		err = ruleset_read(&rs, &m);
@@ -528,8 +554,9 @@ static int status_one(const char *dev, void *ctx)
 		return status_broken(dev, msg, arr);
 	}
 	if (!cfg.attached)
-		return status_broken(dev, "an attach was interrupted before its config was written "
-				     "(tbctl attach finishes it, tbctl detach removes it)", arr);
+		return status_half(dev, "its config not written yet",
+				   "an attach was interrupted before its config was written "
+				   "(tbctl attach finishes it, tbctl detach removes it)", settle, arr);
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		rules += rs.rules[i].in_use;
 	id = hooked_prog(dev, &cfg);
@@ -568,6 +595,17 @@ static int status_one(const char *dev, void *ctx)
 		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	}
 	return 0;
+}
+
+/* Readers take no lock. Pins found half made or half removed are read
+ * again once no attach or detach holds the device's lock: mid-attach
+ * they are not an error, only a moment. */
+static int status_one(const char *dev, void *ctx)
+{
+	const struct status_ctx *sc = ctx;
+	int rc = status_read(dev, sc, 1);
+
+	return rc == STATUS_HALF ? status_read(dev, sc, state_settled(dev, STATUS_SETTLE_MS) ? 0 : -1) : rc;
 }
 
 static int parse_status(int argc, char **argv, struct cmd_args *a)

@@ -163,18 +163,30 @@ void state_pins_prune(void)
 	state_pins_end(fd);
 }
 
-int state_lock(const char *dev)
-{
-	/* Held until exit; -batch runs many commands on one device, and a
-	 * second flock on a new descriptor would wait for the first forever. */
-	static struct held { char dev[IF_NAMESIZE]; int fd; } *held;
-	static int nheld, capheld;
-	char path[PATH_MAX];
+/* Device locks this process holds, until exit; -batch runs many commands
+ * on one device, and a second flock on a new descriptor would wait for
+ * the first forever. */
+static struct held {
+	char dev[IF_NAMESIZE];
 	int fd;
+} *held;
+static int nheld, capheld;
 
+static int held_lock(const char *dev)
+{
 	for (int i = 0; i < nheld; i++)
 		if (!strcmp(held[i].dev, dev))
 			return held[i].fd;
+	return -1;
+}
+
+int state_lock(const char *dev)
+{
+	char path[PATH_MAX];
+	int fd = held_lock(dev);
+
+	if (fd >= 0)
+		return fd;
 	/* A lock file only for a device, or for pins left by one that is
 	 * gone: names that are neither would pile up files in /run. */
 	state_dir(dev, path, sizeof(path));
@@ -196,6 +208,33 @@ int state_lock(const char *dev)
 	snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
 	held[nheld++].fd = fd;
 	return fd;
+}
+
+bool state_settled(const char *dev, int wait_ms)
+{
+	char path[PATH_MAX];
+	int fd;
+	bool free = false;
+
+	if (held_lock(dev) >= 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;    /* never locked: no attach or detach has run */
+	/* Shared: a probe keeps no other reader out, and gives the lock
+	 * back at once. */
+	for (int waited = 0;; waited += 20) {
+		if (!flock(fd, LOCK_SH | LOCK_NB) || errno != EWOULDBLOCK) {
+			free = true;
+			break;
+		}
+		if (waited >= wait_ms)
+			break;
+		usleep(20000);
+	}
+	close(fd);
+	return free;
 }
 
 /* What this build's maps are, in struct tb_maps order: a pin of another

@@ -66,6 +66,11 @@ void state_pins_end(int fd);
 void state_pins_prune(void);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);
+/* Wait up to wait_ms for no other tbctl to hold dev's lock: what a
+ * reader that found dev's pins half made or half removed does before
+ * reading again, to tell an attach or detach in progress from one that
+ * was interrupted. False when the lock is still held. */
+bool state_settled(const char *dev, int wait_ms);
 /* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when
  * they have another layout (state_layout_error says how). */
 int state_open(const char *dev, struct tb_maps *m);

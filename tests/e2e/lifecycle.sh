@@ -128,4 +128,47 @@ check "it lists $DEV_R, attached, and not $DEV_S: $(head -c 300 "$tmp/status")" 
 	jq -e --arg r "$DEV_R" --arg s "$DEV_S" \
 	'any(.[]; .dev == $r and .attached) and all(.[]; .dev != $s)' "$tmp/status" >/dev/null
 check "detach $DEV_R" tb detach dev "$DEV_R"
+
+# status in the midst of an attach: pins half made are a moment, not an
+# error; status waits for the attach's lock and reports the outcome.
+# strace holds the attach 2 s just after it pinned its first map.
+pin2=$(grep -n "mkdir(\"/sys/fs/bpf/tbctl/$DEV_R\"," "$tmp/mkdirs" | sed -n 2p | cut -d: -f1)
+check "attach makes its pin directory, then pins into it (mkdir number ${pin2:-none})" [ -n "$pin2" ]
+run_r strace -f -qq -o /dev/null -e trace=mkdir -e inject=mkdir:delay_exit=2000000:when="${pin2:-1}" \
+	"$TBCTL" attach dev "$DEV_R" 2>"$tmp/err" &
+held=$!
+for ((i = 0; i < 50; i++)); do
+	[ -n "$(ls -A "/sys/fs/bpf/tbctl/$DEV_R" 2>/dev/null)" ] && break
+	sleep 0.1
+done
+check "the held attach has pinned a map, not yet its config" \
+	bash -c "[ -n \"\$(ls -A /sys/fs/bpf/tbctl/$DEV_R)\" ] && [ ! -e /sys/fs/bpf/tbctl/$DEV_R/config ]"
+status=$(tb -j status dev "$DEV_R" 2>&1)
+rc=$?
+check "status meanwhile exits 0 (exit $rc: $(head -c 200 <<<"$status"))" [ "$rc" = 0 ]
+check "and reports the attach's outcome: attached" jq -e '.[0].attached' <<<"$status" >/dev/null
+wait "$held"
+check "the held attach succeeded ($(head -c 200 "$tmp/err"))" [ $? = 0 ]
+
+# An attach interrupted there (made by hand: the program off the device,
+# the config pin gone): status waits no longer than 3 s for a lock that
+# stays held, and says so; with the lock free it says at once what to do.
+ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
+rm "/sys/fs/bpf/tbctl/$DEV_R/config"
+(flock -x 9 && sleep 4) 9>"/run/tbctl/$DEV_R.lock" &
+locker=$!
+for ((i = 0; i < 50; i++)); do
+	flock -n "/run/tbctl/$DEV_R.lock" true || break
+	sleep 0.1
+done
+status=$(tb -j status dev "$DEV_R" 2>&1)
+rc=$?
+check "with the lock held throughout, status exits 1 (exit $rc)" [ "$rc" = 1 ]
+check "and says the lock was held ($status)" grep -q "has held the device's lock for over 3 s, its pins half made" <<<"$status"
+wait "$locker"
+status=$(tb -j status dev "$DEV_R" 2>&1)
+check "with the lock free, status names the interrupted attach ($status)" \
+	grep -q "an attach was interrupted while pinning its maps" <<<"$status"
+check "attach finishes it" tb attach dev "$DEV_R"
+check "detach $DEV_R" tb detach dev "$DEV_R"
 summary
