@@ -156,7 +156,9 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 			return 0;
 		id = to.prog_id;
 	}
-	return id;
+	/* Another XDP program put in tbctl's place is not tbctl's to report
+	 * or to take off. */
+	return id && is_tbctl_prog(id) ? id : 0;
 }
 
 int unhook(int ifindex, int mode, __u32 id)

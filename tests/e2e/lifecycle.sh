@@ -69,6 +69,20 @@ for mode in xdp xdpgeneric tc-ingress tc-egress; do
 	check "$mode: program $id freed" eventually bash -c "! bpftool prog show id $id >/dev/null 2>&1"
 done
 
+# Another XDP program put in the place of tbctl's (ip link, by hand) is
+# not tbctl's: status and metrics do not count it as attached, and
+# detach removes tbctl's pins but leaves that program on the device.
+check "xdp: attach" tb attach dev "$DEV_R" mode xdp
+ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
+check "another XDP program replaces tbctl's" ip -n "$NS_R" link set dev "$DEV_R" xdpdrv obj "$B/bench.bpf.o" sec xdp
+check "status: prog_id 0, not attached" [ "$(tb -j status dev "$DEV_R" | jq -c '.[0] | [.prog_id, .attached]')" = "[0,false]" ]
+check "metrics: tbctl_device_attached 0" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $DEV_R | grep -qx 'tbctl_device_attached{dev=\"$DEV_R\"} 0'"
+check "detach" tb detach dev "$DEV_R"
+check "the other program is still on the device, the pins gone" \
+	bash -c "ip -n $NS_R link show dev $DEV_R | grep -q 'prog/xdp id' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
+ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
+
 # Where the pins are out of sight (bpffs unmounted in a mount namespace),
 # tbctl still finds its program by the device: attach refuses to stack a
 # second one and says why, detach removes it. The pins stay in the bpffs
