@@ -30,6 +30,36 @@ void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
 	h->attach_point = mode == TB_MODE_TC_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS;
 }
 
+/* Whether program id is tbctl's datapath: its name, and maps named as
+ * tbctl's. How a program whose pins this bpffs lacks is recognised. */
+static bool is_tbctl_prog(__u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), map_ids[32];
+	int fd = bpf_prog_get_fd_by_id(id), found = 0;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (strcmp(info.name, "tb_xdp") && strcmp(info.name, "tb_tc")))
+		info.nr_map_ids = 0;
+	close(fd);
+	for (__u32 i = 0; i < info.nr_map_ids && i < sizeof(map_ids) / sizeof(map_ids[0]); i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen))
+			found += !strcmp(mi.name, "buckets") || !strcmp(mi.name, "config");
+		close(mfd);
+	}
+	return found == 2;
+}
+
 /* Attach prog_fd, atomically replacing our previous program when there is
  * one, so no packet passes unpoliced in between. */
 int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc)
@@ -39,7 +69,9 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 		__u32 flags = xdp_flags(a->mode), old_id = 0;
 		int err;
 
-		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id) {
+		/* Only tbctl's own program is replaced: another one put in
+		 * its place makes the attach fail as on a fresh device. */
+		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id && is_tbctl_prog(old_id)) {
 			xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
 			if (xo.old_prog_fd >= 0)
 				flags |= XDP_FLAGS_REPLACE;
@@ -82,36 +114,6 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 		}
 		return err;
 	}
-}
-
-/* Whether program id is tbctl's datapath: its name, and maps named as
- * tbctl's. How a program whose pins this bpffs lacks is recognised. */
-static bool is_tbctl_prog(__u32 id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), map_ids[32];
-	int fd = bpf_prog_get_fd_by_id(id), found = 0;
-
-	if (fd < 0)
-		return false;
-	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
-	info.map_ids = (__u64)(unsigned long)map_ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    (strcmp(info.name, "tb_xdp") && strcmp(info.name, "tb_tc")))
-		info.nr_map_ids = 0;
-	close(fd);
-	for (__u32 i = 0; i < info.nr_map_ids && i < sizeof(map_ids) / sizeof(map_ids[0]); i++) {
-		struct bpf_map_info mi = {};
-		__u32 mlen = sizeof(mi);
-		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
-
-		if (mfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen))
-			found += !strcmp(mi.name, "buckets") || !strcmp(mi.name, "config");
-		close(mfd);
-	}
-	return found == 2;
 }
 
 /* tbctl's programs on the device, found by the device alone: in each

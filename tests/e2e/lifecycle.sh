@@ -70,14 +70,19 @@ for mode in xdp xdpgeneric tc-ingress tc-egress; do
 done
 
 # Another XDP program put in the place of tbctl's (ip link, by hand) is
-# not tbctl's: status and metrics do not count it as attached, and
-# detach removes tbctl's pins but leaves that program on the device.
+# not tbctl's: status and metrics do not count it as attached, attach
+# does not replace it, and detach removes tbctl's pins but leaves that
+# program on the device.
 check "xdp: attach" tb attach dev "$DEV_R" mode xdp
 ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
 check "another XDP program replaces tbctl's" ip -n "$NS_R" link set dev "$DEV_R" xdpdrv obj "$B/bench.bpf.o" sec xdp
 check "status: prog_id 0, not attached" [ "$(tb -j status dev "$DEV_R" | jq -c '.[0] | [.prog_id, .attached]')" = "[0,false]" ]
 check "metrics: tbctl_device_attached 0" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $DEV_R | grep -qx 'tbctl_device_attached{dev=\"$DEV_R\"} 0'"
+other=$(ip -n "$NS_R" -j link show dev "$DEV_R" | jq '.[0].xdp.prog.id')
+check "attach again refuses to replace it" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R 2>$tmp/err && grep -q 'another XDP program is attached' $tmp/err"
+check "and it is still there (id $other)" [ "$(ip -n "$NS_R" -j link show dev "$DEV_R" | jq '.[0].xdp.prog.id')" = "$other" ]
 check "detach" tb detach dev "$DEV_R"
 check "the other program is still on the device, the pins gone" \
 	bash -c "ip -n $NS_R link show dev $DEV_R | grep -q 'prog/xdp id' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
