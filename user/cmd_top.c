@@ -223,12 +223,16 @@ struct totals {
 static struct totals totals_of(const struct snapshot *cur, const struct snapshot *prev)
 {
 	double secs = (cur->now - prev->now) / 1e9;
+	struct tb_counters p = prev->st.c;
 
+	/* Counters reset meanwhile count from 0 again, as a row's do. */
+	if (cur->st.c.passed_bytes < p.passed_bytes || cur->st.c.dropped_bytes < p.dropped_bytes)
+		memset(&p, 0, sizeof(p));
 	return (struct totals){
-		(cur->st.c.passed_bytes - prev->st.c.passed_bytes) * 8 / secs,
-		(cur->st.c.passed_packets - prev->st.c.passed_packets) / secs,
-		(cur->st.c.dropped_bytes - prev->st.c.dropped_bytes) * 8 / secs,
-		(cur->st.c.dropped_packets - prev->st.c.dropped_packets) / secs,
+		(cur->st.c.passed_bytes - p.passed_bytes) * 8 / secs,
+		(cur->st.c.passed_packets - p.passed_packets) / secs,
+		(cur->st.c.dropped_bytes - p.dropped_bytes) * 8 / secs,
+		(cur->st.c.dropped_packets - p.dropped_packets) / secs,
 	};
 }
 

@@ -62,6 +62,16 @@ check "plain text on a non-terminal: 2 blocks, each a header and the table" \
 		 [ \$(grep -c '^ADDRESS ' $tmp/top.txt) = 2 ] && grep -q '^198.18.0.10  *default  ' $tmp/top.txt"
 check "on a terminal: drawn, and q quits (exit $tty_rc)" \
 	bash -c "[ $tty_rc = 0 ] && grep -q 'tbctl top dev $DEV_R' $tmp/top.tty"
+# A reset of the counters between two refreshes: the rates count from
+# zero again, as the device's counters do, and never wrap around.
+tb -j top dev "$DEV_R" -n 3 interval 1 >"$tmp/reset.json" &
+topper=$!
+sleep 1.5
+check "reset counters while top runs" tb reset dev "$DEV_R" counters
+wait "$topper"
+check "top across the reset: 3 refreshes, every total at most 100 Mbit/s ($(jq -c '.totals' "$tmp/reset.json" | tr '\n' ' '))" \
+	bash -c "[ \$(jq -s length $tmp/reset.json) = 3 ] &&
+		 jq -se 'all(.[].totals; .passed_bits_per_sec <= 1e8 and .dropped_bits_per_sec <= 1e8)' $tmp/reset.json >/dev/null"
 err=$(printf 'top dev %s -n 1\n' "$DEV_R" | tb -batch - 2>&1)
 check "top is refused in a batch ($err)" grep -q "line 1: top is no command to run from a batch" <<<"$err"
 summary
