@@ -167,7 +167,8 @@ rc=$?
 check "status meanwhile exits 0 (exit $rc: $(head -c 200 <<<"$status"))" [ "$rc" = 0 ]
 check "and reports the attach's outcome: attached" jq -e '.[0].attached' <<<"$status" >/dev/null
 wait "$held"
-check "the held attach succeeded ($(head -c 200 "$tmp/err"))" [ $? = 0 ]
+rc=$?
+check "the held attach succeeded (exit $rc: $(head -c 200 "$tmp/err"))" [ "$rc" = 0 ]
 
 # An attach interrupted there (made by hand: the program off the device,
 # the config pin gone): status waits no longer than 3 s for a lock that

@@ -57,7 +57,8 @@ check "status: shape_paced false ($(paced))" [ "$(paced)" = false ]
 check "status text: NOT PACED" bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL status dev $DEV_S | grep -q 'shape rules NOT PACED'"
 check "metrics: tbctl_device_shape_paced 0 ($(metric))" [ "$(metric)" = 0 ]
 out=$(tbs detach dev "$DEV_S" 2>&1)
-check "detach succeeds (exit $?)" [ $? = 0 ]
+rc=$?
+check "detach succeeds (exit $rc)" [ "$rc" = 0 ]
 check "and says it left the root qdisc ($out)" grep -q 'no longer the fq tbctl installed; left it in place' <<<"$out"
 check "the operator's pfifo is still the root" bash -c "tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc pfifo '"
 summary
