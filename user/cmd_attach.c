@@ -358,8 +358,7 @@ static int detach_unpinned(const char *dev)
 	return rc;
 }
 
-/* A pin directory without a config pin: what an attach killed while it
- * pinned its maps leaves. */
+/* Whether dev has a pin directory. */
 static bool pinned(const char *dev)
 {
 	char dir[PATH_MAX];
@@ -369,6 +368,8 @@ static bool pinned(const char *dev)
 	return !stat(dir, &st);
 }
 
+/* A pin directory without a config pin: what an attach killed while it
+ * pinned its maps leaves. */
 static bool unfinished(const char *dev)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -477,16 +478,6 @@ struct status_ctx {
 	bool listed;
 };
 
-/* Whether dev's pin directory is gone. */
-static bool pins_gone(const char *dev)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-
-	state_dir(dev, dir, sizeof(dir));
-	return stat(dir, &st) && errno == ENOENT;
-}
-
 /* How long status waits for an attach or detach that holds a device's
  * lock with its pins half made or half removed. */
 #define STATUS_SETTLE_MS 3000
@@ -524,7 +515,7 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 
 	err = state_open(dev, &m);
 	/* Listed, then detached before it was read: no longer there to report. */
-	if (err == -ENOENT && sc->listed && pins_gone(dev))
+	if (err == -ENOENT && sc->listed && !pinned(dev))
 		return 0;
 	if (err == -ENOENT && unfinished(dev))
 		return status_half(dev, "its pins half made or half removed",
@@ -562,7 +553,7 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 	id = hooked_prog(dev, &cfg);
 	/* Shape rules only set departure times: fq must still be the one
 	 * to keep them, whatever has been done to the qdiscs since. */
-	paced = !ruleset_shapes(&rs) ? -1 : if_nametoindex(dev) == cfg.ifindex ? qdisc_fq_paces(cfg.ifindex) : 0;
+	paced = shape_paced(dev, &cfg, &rs);
 	if (paced < -1) {
 		char msg[128];
 

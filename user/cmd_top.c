@@ -154,6 +154,14 @@ static int take(const char *dev, struct snapshot *s)
 	return err;
 }
 
+/* Counters that fell since *prev were reset, or their bucket evicted and
+ * made anew: they count from 0 again. */
+static void count_from(struct tb_counters *prev, const struct tb_counters *cur)
+{
+	if (cur->passed_bytes < prev->passed_bytes || cur->dropped_bytes < prev->dropped_bytes)
+		memset(prev, 0, sizeof(*prev));
+}
+
 /* Rates of cur's rows against prev (an address new since counts from 0). */
 static void rates(struct snapshot *cur, const struct snapshot *prev)
 {
@@ -168,9 +176,7 @@ static void rates(struct snapshot *cur, const struct snapshot *prev)
 			j++;
 		if (j < prev->n && !by_addr(&prev->v[j], r))
 			p = prev->v[j].c;
-		/* An evicted and re-created bucket counts from 0 again. */
-		if (r->c.passed_bytes < p.passed_bytes || r->c.dropped_bytes < p.dropped_bytes)
-			memset(&p, 0, sizeof(p));
+		count_from(&p, &r->c);
 		r->passed_bps = (r->c.passed_bytes - p.passed_bytes) * 8 / secs;
 		r->passed_pps = (r->c.passed_packets - p.passed_packets) / secs;
 		r->dropped_bps = (r->c.dropped_bytes - p.dropped_bytes) * 8 / secs;
@@ -225,9 +231,7 @@ static struct totals totals_of(const struct snapshot *cur, const struct snapshot
 	double secs = (cur->now - prev->now) / 1e9;
 	struct tb_counters p = prev->st.c;
 
-	/* Counters reset meanwhile count from 0 again, as a row's do. */
-	if (cur->st.c.passed_bytes < p.passed_bytes || cur->st.c.dropped_bytes < p.dropped_bytes)
-		memset(&p, 0, sizeof(p));
+	count_from(&p, &cur->st.c);
 	return (struct totals){
 		(cur->st.c.passed_bytes - p.passed_bytes) * 8 / secs,
 		(cur->st.c.passed_packets - p.passed_packets) / secs,

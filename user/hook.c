@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
- * own filter on the clsact ingress or egress hook. */
+ * own filter on the clsact ingress or egress hook; and whether the device
+ * keeps the departure times it sets (action shape). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,11 +12,19 @@
 #include <bpf/libbpf.h>
 #include "hook.h"
 #include "output.h"
+#include "qdisc.h"
 
 /* Our tc filter's identity on the clsact hook, so replace and detach find
  * exactly it and leave other filters alone. */
 #define TB_TC_HANDLE 0x7b1
 #define TB_TC_PRIO 0x7b1
+
+/* Whether dev is cfg's device in this network namespace: ifindexes of
+ * other namespaces name other devices here. */
+static bool here(const char *dev, const struct tb_config *cfg)
+{
+	return if_nametoindex(dev) == cfg->ifindex;
+}
 
 static __u32 xdp_flags(int mode)
 {
@@ -144,7 +153,7 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 {
 	__u32 id = 0;
 
-	if (if_nametoindex(dev) != cfg->ifindex)
+	if (!here(dev, cfg))
 		return 0;
 	if (cfg->mode <= TB_MODE_XDPGENERIC) {
 		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
@@ -181,4 +190,11 @@ int unhook(int ifindex, int mode, __u32 id)
 		err = bpf_tc_detach(&hook, &to);
 	}
 	return err;
+}
+
+int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs)
+{
+	if (!ruleset_shapes(rs))
+		return -1;
+	return here(dev, cfg) ? qdisc_fq_paces(cfg->ifindex) : 0;
 }

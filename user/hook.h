@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
- * own filter on the clsact ingress or egress hook. */
+ * own filter on the clsact ingress or egress hook; and whether the device
+ * keeps the departure times it sets (action shape). */
 #ifndef TB_HOOK_H
 #define TB_HOOK_H
 
 #include <stdbool.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
+#include "ruleset.h"
 #include "tb_abi.h"
 #include "tbctl.h"
 
@@ -28,5 +30,10 @@ int hooked_anywhere(int ifindex, struct hooked *h);
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
 /* Take program id off ifindex's hook of mode, and nothing else. */
 int unhook(int ifindex, int mode, __u32 id);
+/* Whether the departure times the program sets for rs's action shape
+ * rules are kept: 1 when fq schedules dev's egress, 0 when not (or dev
+ * is not cfg's device in this network namespace), -1 when no rule is
+ * shape; -errno (< -1) when the qdiscs cannot be read. */
+int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs);
 
 #endif

@@ -16,7 +16,6 @@
 #include "heap.h"
 #include "hook.h"
 #include "metrics.h"
-#include "qdisc.h"
 #include "ruleset.h"
 #include "state.h"
 #include "tbctl.h"
@@ -151,8 +150,7 @@ static int read_dev(struct dev_read *d)
 	if (!err)
 		err = ruleset_read(d->rs, &m);
 	if (!err) {
-		d->paced = !ruleset_shapes(d->rs) ? -1 :
-			   if_nametoindex(d->dev) == d->cfg.ifindex ? qdisc_fq_paces(d->cfg.ifindex) : 0;
+		d->paced = shape_paced(d->dev, &d->cfg, d->rs);
 		err = d->paced < -1 ? d->paced : 0;
 	}
 	if (!err)

@@ -163,6 +163,11 @@ void state_pins_prune(void)
 	state_pins_end(fd);
 }
 
+static void lock_path(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.lock", TB_LOCK_DIR, dev);
+}
+
 /* Device locks this process holds, until exit; -batch runs many commands
  * on one device, and a second flock on a new descriptor would wait for
  * the first forever. */
@@ -201,7 +206,7 @@ int state_lock(const char *dev)
 		held = v;
 		capheld = cap;
 	}
-	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
+	lock_path(dev, path, sizeof(path));
 	fd = lock_open(path, O_RDWR | O_CREAT, LOCK_EX);
 	if (fd < 0)
 		return fd;
@@ -218,7 +223,7 @@ bool state_settled(const char *dev, int wait_ms)
 
 	if (held_lock(dev) >= 0)
 		return true;
-	snprintf(path, sizeof(path), "%s/%s.lock", TB_LOCK_DIR, dev);
+	lock_path(dev, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return true;    /* never locked: no attach or detach has run */
