@@ -331,19 +331,25 @@ static __always_inline struct tb_bucket *tb_flush_target(const struct tb_config 
 	return *lk ? b : 0;
 }
 
-/* Add a slot's pending counts to its address's bucket, under the lock
- * the locked path counts under, and empty it. */
-static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, struct tb_dropslot *s)
+/* Add a slot's pending counts, made under reset epoch epoch, to its
+ * address's bucket, under the lock the locked path counts under, and
+ * empty it. A reset bumps the epoch before it zeroes the buckets under
+ * their locks, so a flush that finds the epoch moved on comes after the
+ * bucket was zeroed, and its counts were taken by the reset. */
+static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, struct tb_dropslot *s,
+					       __u16 epoch)
 {
 	struct tb_lock *lk;
 	struct tb_bucket *b = tb_flush_target(cfg, &s->addr, &lk);
 
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
-		b->c.dropped_packets += s->dropped_packets;
-		b->c.dropped_bytes += s->dropped_bytes;
-		b->c.monitored_packets += s->monitored_packets;
-		b->c.monitored_bytes += s->monitored_bytes;
+		if (epoch == READ_ONCE(cfg->reset_epoch)) {
+			b->c.dropped_packets += s->dropped_packets;
+			b->c.dropped_bytes += s->dropped_bytes;
+			b->c.monitored_packets += s->monitored_packets;
+			b->c.monitored_bytes += s->monitored_bytes;
+		}
 		bpf_spin_unlock(&lk->lock);
 	}
 	s->dropped_packets = s->dropped_bytes = 0;
@@ -373,19 +379,29 @@ static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct 
 }
 
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
- * dropcache: the bucket's counters are written only once a batch (or a
- * collision) flushes them. */
-static __always_inline void tb_dropcache_count(const struct tb_config *cfg, const struct tb_addr *key,
-					       __u32 i, int monitor, __u64 len, __u32 pkts)
+ * dropcache, whose reset epoch d (the denycache slot i) keeps: the
+ * bucket's counters are written only once a batch (or a collision)
+ * flushes them. Counts of an earlier epoch are a reset's: emptied before
+ * the epoch is written, so tbctl never reads them as this one's. */
+static __always_inline void tb_dropcache_count(const struct tb_config *cfg, struct tb_denyslot *d,
+					       const struct tb_addr *key, __u32 i, int monitor,
+					       __u64 len, __u32 pkts)
 {
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
+	__u16 epoch = READ_ONCE(cfg->reset_epoch);
 	__u64 n;
 
-	if (!s)
+	if (!s || !d)
 		return;
+	if (d->drop_epoch != epoch) {
+		s->dropped_packets = s->dropped_bytes = 0;
+		s->monitored_packets = s->monitored_bytes = 0;
+		barrier();
+		WRITE_ONCE(d->drop_epoch, epoch);
+	}
 	if (!tb_slot_holds(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets)
-			tb_dropcache_flush(cfg, s);
+			tb_dropcache_flush(cfg, s, epoch);
 		s->addr = *key;
 	}
 	if (monitor) {
@@ -396,7 +412,7 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, cons
 		s->dropped_bytes += len;
 	}
 	if (n >= TB_DROPCACHE_BATCH)
-		tb_dropcache_flush(cfg, s);
+		tb_dropcache_flush(cfg, s, epoch);
 }
 
 /* Whether this CPU's copy d of key's bound shows that a packet of len
@@ -453,7 +469,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	 * bucket is not even looked up, so a flood from one address writes
 	 * only this CPU's memory (and its bucket's counters once a batch). */
 	if (tb_deny_cached(d, key, gen, now, len, pkts)) {
-		tb_dropcache_count(cfg, key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
+		tb_dropcache_count(cfg, d, key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
 		return tb_count(st, TB_OVER, d->action, len, pkts);
 	}
 	b = bpf_map_lookup_elem(&buckets, key);
@@ -542,7 +558,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
 		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
 			tb_deny_keep(d, cfg, key, gen, e, rule);
-			tb_dropcache_count(cfg, key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
+			tb_dropcache_count(cfg, d, key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, pkts, t);

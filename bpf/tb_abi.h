@@ -246,7 +246,8 @@ struct tb_addr {
  * lock, not yet added to the bucket's counters. Direct mapped by
  * tb_dropcache_slot; an entry is flushed into its bucket, under the lock,
  * when another address takes the slot or after TB_DROPCACHE_BATCH
- * packets. tbctl adds what is pending to what the buckets hold. */
+ * packets. tbctl adds what is pending to what the buckets hold, unless
+ * a reset has made it stale (tb_config.reset_epoch). */
 #define TB_DROPCACHE_SLOTS 256      /* power of two */
 #define TB_DROPCACHE_BATCH 256
 
@@ -288,7 +289,10 @@ struct tb_denyslot {
 	__u32 gen;
 	__u8 cost;              /* enum tb_cost of the rule and the bucket */
 	__u8 action;            /* enum tb_action of the rule */
-	__u16 pad;
+	/* The tb_config.reset_epoch that this CPU's dropcache slot of the
+	 * same index counts under: kept here, in what was padding, so no
+	 * map shared with an older program during an upgrade changes. */
+	__u16 drop_epoch;
 };
 
 /* A keyed mix of the whole address: every bit of it moves the top bits,
@@ -370,7 +374,14 @@ struct tb_config {
 	/* Keys tb_dropcache_slot and tb_stripe_hash; drawn by attach, once
 	 * (0 mixes as well, only not secretly). */
 	__u32 slot_seed;
-	__u32 spare[3]; /* zero: room for fields whose zero means "as before" */
+	/* Bumped by every reset (layout 10 on): dropcache counts made under
+	 * an earlier epoch are discarded, by the CPU that made them when it
+	 * next counts in that slot, by the flush under the bucket's lock, and
+	 * by tbctl when it reads them. So no CPU's counts are ever written by
+	 * another, and a reset loses none made after it. */
+	__u16 reset_epoch;
+	__u16 pad;
+	__u32 spare[2]; /* zero: room for fields whose zero means "as before" */
 };
 
 /* The layout of every map and value here. Any change to them bumps it:
@@ -398,12 +409,15 @@ struct tb_config {
  *      address (tb_config.slot_seed); tbctl finds their counts by address.
  *   9: lock stripes and owed[] slots from a keyed mix too, on pins a
  *      fresh attach makes (tb_config.stripes); upgraded pins keep the fold.
+ *  10: reset epochs (tb_config.reset_epoch, tb_denyslot.drop_epoch):
+ *      nothing moves, but an older program would keep counting under a
+ *      discarded epoch.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 10
+#define TB_LAYOUT 11
 #else
-#define TB_LAYOUT 9
+#define TB_LAYOUT 10
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has

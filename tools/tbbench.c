@@ -397,7 +397,7 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	t1 = mono_ns();
 	addr_parse("198.18.0.1", &a);
 	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
-	if (pending_read(&rs->m, &pend))
+	if (pending_read(&rs->m, &rs->cfg, &pend))
 		die("read the per-CPU counting caches");
 	pending_add(&pend, &a, &bk, &bk.c);
 	pending_free(&pend);

@@ -231,7 +231,7 @@ static int run_show(const struct cmd_args *a)
 	/* Read before the buckets: a batch flushed in between is then
 	 * counted twice rather than missed, and a quiet one is exact. */
 	if (!err)
-		err = pending_read(&m, &sh.pending);
+		err = pending_read(&m, &cfg, &sh.pending);
 	sh.gen = cfg.gen;
 	sh.now = state_now_ns();
 	sort_key = a->sort;
@@ -337,7 +337,9 @@ static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, voi
 /* Per-address and global counters are reset by the datapath's own reset
  * program: per address under the datapath's locks, globally by taking
  * what every CPU counted from one CPU's counters (tb_abi.h,
- * tb_reset_req), so no charge in flight is lost or kept. */
+ * tb_reset_req), so no charge in flight is lost or kept. What the CPUs
+ * hold in their caches is left to them: the new reset epoch, set before,
+ * makes it stale (tb_config.reset_epoch). */
 static int reset_counters(const char *dev, __u32 max_addrs)
 {
 	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
@@ -387,6 +389,9 @@ static int run_reset(const struct cmd_args *a)
 	if (open_attached("reset", a->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
+	/* First: what the CPUs count from here on is the new counters'. */
+	if (!err)
+		err = pending_restart(&m, &rs.cfg);
 	if (!err && a->reset == RESET_BUCKETS) {
 		err = buckets_foreach(&m, delete_bucket, &m);
 		if (!err)
@@ -398,9 +403,6 @@ static int run_reset(const struct cmd_args *a)
 	}
 	if (!err && a->reset == RESET_COUNTERS)
 		err = reset_counters(a->dev, rs.cfg.max_addrs);
-	/* Pending drops belong to the counters, or to the buckets just gone. */
-	if (!err)
-		err = pending_zero(&m);
 	if (!err)
 		err = reset_shared(&m, a->reset);
 	maps_close(&m);

@@ -140,7 +140,7 @@ static int take(const char *dev, struct snapshot *s)
 	if (!err)
 		err = ruleset_read(s->rs, &m);
 	if (!err)
-		err = pending_read(&m, &s->pending);
+		err = pending_read(&m, &cfg, &s->pending);
 	if (!err)
 		err = stats_sum(&m, &s->st);
 	s->now = state_now_ns();

@@ -154,7 +154,7 @@ static int read_dev(struct dev_read *d)
 		err = d->paced < -1 ? d->paced : 0;
 	}
 	if (!err)
-		err = pending_read(&m, &d->pending);
+		err = pending_read(&m, &d->cfg, &d->pending);
 	if (!err)
 		err = stats_sum(&m, &d->st);
 	if (!err)

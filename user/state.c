@@ -497,37 +497,51 @@ static void pending_put(struct tb_pending *p, const struct tb_addr *addr, const 
 		p->v[p->n++] = (struct tb_pending_addr){ .addr = *addr, .c = *c };
 }
 
-int pending_read(const struct tb_maps *m, struct tb_pending *p)
+/* Slot i of every CPU's dropcache, passcache and denycache (the drop
+ * slots' reset epochs). The epochs are read first: a CPU empties a stale
+ * slot before it writes the epoch, so counts read after an epoch that is
+ * current are all of that epoch. */
+static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny,
+		      struct tb_dropslot *drop, struct tb_passslot *pass)
+{
+	if (bpf_map_lookup_elem(m->denycache, &i, deny) || bpf_map_lookup_elem(m->dropcache, &i, drop) ||
+	    (pass && bpf_map_lookup_elem(m->passcache, &i, pass)))
+		return -errno;
+	return 0;
+}
+
+int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_denyslot *deny;
 	struct tb_dropslot *drop;
 	struct tb_passslot *pass;
 	size_t n = 0;
 
 	if (ncpu < 0)
 		return ncpu;
+	deny = calloc(ncpu, sizeof(*deny));
 	drop = calloc(ncpu, sizeof(*drop));
 	pass = calloc(ncpu, sizeof(*pass));
 	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
 	p->n = 0;
-	if (!drop || !pass || !p->v)
+	if (!deny || !drop || !pass || !p->v)
 		err = -ENOMEM;
 	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
-		if (bpf_map_lookup_elem(m->dropcache, &i, drop) || bpf_map_lookup_elem(m->passcache, &i, pass)) {
-			err = -errno;
-			break;
-		}
-		for (int cpu = 0; cpu < ncpu; cpu++) {
-			pending_put(p, &drop[cpu].addr,
-				    &(struct tb_counters){ .dropped_packets = drop[cpu].dropped_packets,
-							   .dropped_bytes = drop[cpu].dropped_bytes,
-							   .monitored_packets = drop[cpu].monitored_packets,
-							   .monitored_bytes = drop[cpu].monitored_bytes });
+		err = slots_read(m, i, deny, drop, pass);
+		for (int cpu = 0; !err && cpu < ncpu; cpu++) {
+			if (deny[cpu].drop_epoch == cfg->reset_epoch)
+				pending_put(p, &drop[cpu].addr,
+					    &(struct tb_counters){ .dropped_packets = drop[cpu].dropped_packets,
+								   .dropped_bytes = drop[cpu].dropped_bytes,
+								   .monitored_packets = drop[cpu].monitored_packets,
+								   .monitored_bytes = drop[cpu].monitored_bytes });
 			pending_put(p, &pass[cpu].addr,
 				    &(struct tb_counters){ .passed_packets = pass[cpu].passed_packets,
 							   .passed_bytes = pass[cpu].passed_bytes });
 		}
 	}
+	free(deny);
 	free(drop);
 	free(pass);
 	if (err) {
@@ -586,14 +600,50 @@ static int cache_zero(int fd, size_t value_size, int ncpu)
 	return err;
 }
 
-int pending_zero(const struct tb_maps *m)
+/* The epoch after cur that no CPU's slot still holding counts was
+ * counted under: a slot no packet has touched since some earlier reset
+ * keeps its counts and epoch, and must not be read as current when the
+ * 16-bit epoch comes round to its value again. */
+static int epoch_next(const struct tb_maps *m, int ncpu, __u16 cur, __u16 *next)
+{
+	unsigned char *held = calloc(1 << 16, 1);
+	struct tb_denyslot *deny = calloc(ncpu, sizeof(*deny));
+	struct tb_dropslot *drop = calloc(ncpu, sizeof(*drop));
+	int err = !held || !deny || !drop ? -ENOMEM : 0;
+
+	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
+		err = slots_read(m, i, deny, drop, NULL);
+		for (int cpu = 0; !err && cpu < ncpu; cpu++)
+			if (drop[cpu].dropped_packets || drop[cpu].monitored_packets)
+				held[deny[cpu].drop_epoch] = 1;
+	}
+	*next = cur + 1;
+	for (int tries = 1; !err && held[*next]; tries++) {
+		if (tries == 1 << 16)
+			err = -EBUSY;
+		(*next)++;
+	}
+	free(held);
+	free(deny);
+	free(drop);
+	return err;
+}
+
+int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
 {
 	int ncpu = libbpf_num_possible_cpus(), err;
+	struct tb_config next = *cfg;
+	__u32 zero = 0;
 
 	if (ncpu < 0)
 		return ncpu;
-	err = cache_zero(m->dropcache, sizeof(struct tb_dropslot), ncpu);
-	return err ? err : cache_zero(m->passcache, sizeof(struct tb_passslot), ncpu);
+	err = epoch_next(m, ncpu, cfg->reset_epoch, &next.reset_epoch);
+	if (!err && bpf_map_update_elem(m->config, &zero, &next, BPF_ANY))
+		err = -errno;
+	if (err)
+		return err;
+	*cfg = next;
+	return cache_zero(m->passcache, sizeof(struct tb_passslot), ncpu);
 }
 
 __u8 state_owed_shift(__u32 max_addrs)

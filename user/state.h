@@ -103,7 +103,9 @@ struct tb_pending {
 	size_t n;
 };
 
-int pending_read(const struct tb_maps *m, struct tb_pending *p);
+/* Every CPU's pending counts of the reset epoch cfg is at, one entry per
+ * address. */
+int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p);
 /* Add to c what address a's bucket b (0: none) counted but does not hold
  * in its counters yet: its credit's admissions and the CPUs' caches. */
 void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
@@ -113,8 +115,11 @@ void pending_free(struct tb_pending *p);
  * credit included, as the next locked charge finds it: the burst when the
  * level is kept in the rule's other unit (the next charge refills it). */
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
-/* Empty every CPU's cache (reset), counts and all. */
-int pending_zero(const struct tb_maps *m);
+/* Start a reset (before the buckets are zeroed or deleted): the next
+ * reset epoch goes to the config and to *cfg, which makes every CPU's
+ * pending drops stale, and the passcache, which only an older layout's
+ * program writes, is emptied. */
+int pending_restart(const struct tb_maps *m, struct tb_config *cfg);
 /* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
  * up to a power of two, and at least one per lock stripe (tb_abi.h). */
 __u8 state_owed_shift(__u32 max_addrs);

@@ -22,6 +22,9 @@
 #   layout 8 (c7e79cf): nothing moves; the lock stripes and owed[] slots
 #                       keep the fold that both programs share, and attach
 #                       says how to have them keyed;
+#   layout 9 (38ac8cf): nothing moves; the config's spare room and the
+#                       denycache slots' padding take the reset epochs,
+#                       zero in both, as the older program leaves them;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -267,6 +270,7 @@ upgrade_from 5 46aff70
 upgrade_from 6 a93f1ef
 upgrade_from 7 89288cc
 upgrade_from 8 c7e79cf
+upgrade_from 9 38ac8cf
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

@@ -203,14 +203,18 @@ static __u32 run(int fd, const struct frame *f)
 	return run_len(fd, f, f->len);
 }
 
-/* Run the reset program as tbctl does, over cpus CPUs' global counters;
- * what it took from them goes to *taken (may be NULL). */
+/* Reset the counters as tbctl does: a new reset epoch, then the reset
+ * program over cpus CPUs' global counters; what it took from them goes
+ * to *taken (may be NULL). */
 static __u32 reset_counters(__u32 cpus, struct tb_stats *taken)
 {
 	struct tb_reset_req req = { .stats_cpus = cpus };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .data_out = &req,
 		    .data_size_out = sizeof(req), .repeat = 1);
+	int err = pending_restart(&rs->m, &rs->cfg);
 
+	if (!CHECK(!err, "start a reset epoch: %s", strerror(-err)))
+		return ~0U;
 	if (!CHECK(!bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o),
 		   "BPF_PROG_TEST_RUN of tb_reset_counters: %s", strerror(errno)))
 		return ~0U;
@@ -242,7 +246,7 @@ static struct tb_counters pending_of(const char *addr)
 
 	addr_parse(addr, &a);
 	has = !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
-	if (CHECK(!pending_read(&rs->m, &p), "read the caches")) {
+	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
 		pending_add(&p, &a, has ? &b : NULL, &c);
 		pending_free(&p);
 	}
@@ -724,10 +728,11 @@ static void reset_program_zeroes_counters_in_place(void)
 	frame_ipv6_len(&f, "2001:db8::17", 1000);
 	pass_count(xdp_fd, &f, 2, XDP_PASS);
 	before = bucket_of("198.18.17.1");
-	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
 	CHECK_EQ(pending_of("198.18.17.1").dropped_packets, 1,
-		 "the drop counted without the lock is still pending in its CPU's cache");
-	CHECK(!pending_zero(&rs->m), "empty the dropcaches, as reset does");
+		 "a drop counted without the lock is pending in its CPU's cache");
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
+	CHECK_EQ(pending_of("198.18.17.1").dropped_packets, 0,
+		 "the pending drop is of the epoch before the reset: read as none");
 	after = bucket_of("198.18.17.1");
 	v6 = bucket_of("2001:db8::17");
 	CHECK(before.c.dropped_packets == 2, "counted before the reset");
@@ -737,6 +742,7 @@ static void reset_program_zeroes_counters_in_place(void)
 	      "level untouched");
 	frame_ipv4_len(&f, "198.18.17.1", 1000);
 	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the drained bucket stays drained");
+	CHECK_EQ(bucket_of("198.18.17.1").c.dropped_packets, 1, "and counts that drop alone");
 	teardown();
 }
 
@@ -1061,6 +1067,55 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	CHECK_EQ(pending_of(other).dropped_packets, 0, "%s: a full batch is flushed", other);
 	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
 	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (1 + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	unpin();
+	teardown();
+}
+
+/* Set the config's reset epoch, as a reset that chose it would. */
+static void set_reset_epoch(__u16 epoch)
+{
+	__u32 zero = 0;
+
+	rs->cfg.reset_epoch = epoch;
+	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &rs->cfg, BPF_ANY), "write config");
+}
+
+/* A reset leaves the CPUs' cached drops where they are, of an epoch now
+ * stale: read as none, discarded by the CPU when it next counts in that
+ * slot (not flushed, though another address takes it), and never taken
+ * for current again when the 16-bit epoch comes round: the reset skips
+ * an epoch that a slot still holding counts was counted under. */
+static void reset_leaves_cached_drops_stale(void)
+{
+	char a[32] = "198.18.25.1", other[32] = "";
+	struct frame fa, fb;
+
+	setup();
+	CHECK(slot_mate(a, 26, other, sizeof(other)), "an address of 198.18.26.1 to 198.18.255.254 shares %s's slot", a);
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
+	CHECK_EQ(pass_count(xdp_fd, &fa, 10, XDP_DROP), 10, "%s: 10 drops without the lock", a);
+	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: 10 pending", a);
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset");
+	CHECK_EQ(rs->cfg.reset_epoch, 1, "the reset moved the epoch from 0 to 1");
+	CHECK_EQ(bucket_of(a).c.dropped_packets, 0, "%s: nothing counted after the reset", a);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fb);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop without the lock, in %s's slot", other, a);
+	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 0, "%s: its stale drops were not flushed", a);
+	CHECK_EQ(pending_of(other).dropped_packets, 1, "%s: 1 pending", other);
+
+	set_reset_epoch(0xffff);
+	CHECK_EQ(bucket_of(other).c.dropped_packets, 1,
+		 "%s: epoch 0xffff: the slot's drop is stale, the locked one counts", other);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop under epoch 0xffff", other);
+	CHECK_EQ(pending_of(other).dropped_packets, 1, "%s: only it is pending", other);
+	set_reset_epoch(0xfffe);
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset from epoch 0xfffe");
+	CHECK_EQ(rs->cfg.reset_epoch, 0, "the reset skipped 0xffff, which a slot with counts holds, for 0");
+	CHECK_EQ(bucket_of(other).c.dropped_packets, 0, "%s: nothing counted after the reset", other);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop under epoch 0", other);
+	CHECK_EQ(bucket_of(other).c.dropped_packets, 1, "%s: that drop alone", other);
 	unpin();
 	teardown();
 }
@@ -1501,6 +1556,90 @@ static void two_cpus_reset_keeps_every_count(void)
 	printf("     %llu resets during %llu packets, %llu of them counted after the last\n",
 	       (unsigned long long)resets, (unsigned long long)sent,
 	       (unsigned long long)(s.c.passed_packets + s.c.dropped_packets));
+	teardown();
+}
+
+/* Sends f on CPU 1, one frame a run, until told to stop, keeping count. */
+struct flooder {
+	const struct frame *f;
+	volatile int stop;
+	__u64 sent;     /* frames whose run has returned */
+	int err;
+};
+
+static void *flood(void *arg)
+{
+	struct flooder *fl = arg;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fl->f->b, .data_size_in = fl->f->len, .repeat = 1);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	fl->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!fl->err && !fl->stop)
+		if (bpf_prog_test_run_opts(xdp_fd, &o))
+			fl->err = errno;
+		else
+			__atomic_add_fetch(&fl->sent, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static __u64 sent_by(struct flooder *fl)
+{
+	return __atomic_load_n(&fl->sent, __ATOMIC_ACQUIRE);
+}
+
+/* One CPU floods an address far over its limit, so almost every drop is
+ * counted in that CPU's cache, while another resets the counters. Once the
+ * flood has stopped, the address's counters (as tbctl reads them) hold
+ * every frame sent after the reset ended and none sent before it began:
+ * sent - s1 - 1 <= counted <= sent - s0, where s0 and s1 frames had
+ * returned before and after the reset (one frame may be in flight). Each
+ * round resets once, after at least one flush of a batch. Emptying the
+ * caches from user space after the reset program, as tbctl did, let a
+ * batch flushed in between carry counts from before the reset. */
+static void two_cpus_reset_takes_cached_drops_exactly(void)
+{
+	const char *src = "198.18.27.1";
+	const int rounds = 20;
+	int bad = 0;
+	struct frame f;
+
+	if (!two_cpus())
+		return;
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	pin_cpu0();
+	for (int i = 0; i < rounds; i++) {
+		struct flooder fl;
+		__u64 s0, s1, counted;
+		struct tb_bucket b;
+		pthread_t th;
+
+		frame_ipv4_len(&f, src, 1000);
+		fl = (struct flooder){ .f = &f };
+		pthread_create(&th, NULL, flood, &fl);
+		while (sent_by(&fl) < TB_DROPCACHE_BATCH + 50 + 17 * (__u64)i && !fl.err)
+			sched_yield();
+		s0 = sent_by(&fl);
+		if (reset_counters(libbpf_num_possible_cpus(), NULL) != XDP_PASS)
+			bad++;
+		s1 = sent_by(&fl);
+		while (sent_by(&fl) < s1 + 100 && !fl.err)
+			sched_yield();
+		fl.stop = 1;
+		pthread_join(th, NULL);
+		CHECK(!fl.err, "round %d: test run: %s", i, strerror(fl.err));
+		b = bucket_of(src);
+		counted = b.c.passed_packets + b.c.dropped_packets + b.c.monitored_packets;
+		if (!CHECK(counted + s1 + 1 >= fl.sent && counted + s0 <= fl.sent,
+			   "round %d: %llu counted after a reset between frames %llu and %llu of %llu",
+			   i, (unsigned long long)counted, (unsigned long long)s0, (unsigned long long)s1,
+			   (unsigned long long)fl.sent))
+			bad++;
+	}
+	unpin();
+	CHECK_EQ(bad, 0, "%d rounds counted exactly what followed their reset", rounds);
 	teardown();
 }
 
@@ -2032,6 +2171,7 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(reset_leaves_cached_drops_stale),
 	T(patterned_addresses_spread_over_the_caches),
 	T(upgraded_pins_keep_the_folded_stripes),
 	T(denial_copy_skips_the_bucket),
@@ -2043,6 +2183,7 @@ TEST_LIST(
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 	T(two_cpus_reset_keeps_every_count),
+	T(two_cpus_reset_takes_cached_drops_exactly),
 );
 
 int main(int argc, char **argv)
