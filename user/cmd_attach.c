@@ -421,12 +421,21 @@ static int run_detach(const struct cmd_args *a)
 	/* The qdiscs tbctl made go too, hooked program or not: an attach
 	 * killed before hooking it may have made them already. */
 	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && if_nametoindex(a->dev) == cfg.ifindex) {
+		/* Deleting the clsact deletes every filter on it: one that
+		 * holds filters others added since stays. */
+		int used = cfg.own_qdisc ? qdisc_clsact_in_use(cfg.ifindex) : 0;
 		struct bpf_tc_hook hook;
 
 		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		if (cfg.own_qdisc)
+		if (cfg.own_qdisc && !used)
 			bpf_tc_hook_destroy(&hook);
+		else if (used > 0)
+			out_warn("detach dev %s: the clsact qdisc tbctl made holds other filters; left it in place",
+				 a->dev);
+		else if (used < 0)
+			out_warn("detach dev %s: list the clsact qdisc's filters: %s; left it in place", a->dev,
+				 strerror(-used));
 		/* Someone may have put another root qdisc in place of the fq
 		 * tbctl installed: theirs stays. */
 		if (cfg.own_fq && qdisc_fq_delete(cfg.ifindex) == -EINVAL)

@@ -98,9 +98,9 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 			out_error("attach dev %s: attach XDP program: %s", a->dev, strerror(-err));
 		return err;
 	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO,
-			    .prog_fd = prog_fd, .flags = replace ? BPF_TC_F_REPLACE : 0);
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO, .prog_fd = prog_fd);
 		struct bpf_tc_hook hook;
+		struct tc_filters f;
 		int err;
 
 		tc_hook_of(ifindex, a->mode, &hook);
@@ -113,13 +113,26 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 			*own_qdisc = true;
 		else if (!replace)
 			*own_qdisc = false;     /* someone else's, made meanwhile */
-		err = bpf_tc_attach(&hook, &to);
+		/* Only tbctl's own filter is replaced: another one at its
+		 * handle and priority (put there by hand) makes the attach
+		 * fail, and stays. */
+		err = qdisc_clsact_filters(ifindex, a->mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
 		if (err) {
-			out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
-			if (*own_qdisc && !replace) {
-				hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-				bpf_tc_hook_destroy(&hook);
-			}
+			out_error("attach dev %s: list tc filters: %s", a->dev, strerror(-err));
+		} else if (f.kind[0] && !(f.prog_id && is_tbctl_prog(f.prog_id))) {
+			out_error("attach dev %s: another tc filter (%s%s) is at tbctl's handle and priority (%#x) on %s",
+				  a->dev, f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
+				  a->mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+			err = -EEXIST;
+		} else {
+			to.flags = f.kind[0] && replace ? BPF_TC_F_REPLACE : 0;
+			err = bpf_tc_attach(&hook, &to);
+			if (err)
+				out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
+		}
+		if (err && *own_qdisc && !replace) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
 		}
 		return err;
 	}
@@ -167,8 +180,8 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 			return 0;
 		id = to.prog_id;
 	}
-	/* Another XDP program put in tbctl's place is not tbctl's to report
-	 * or to take off. */
+	/* Another program (or tc filter) put in tbctl's place is not
+	 * tbctl's to report or to take off. */
 	return id && is_tbctl_prog(id) ? id : 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Root qdisc queries and changes over rtnetlink, with libmnl. */
+/* tc over rtnetlink, with libmnl: the root qdisc (fq, for action shape),
+ * the clsact qdisc, and the filters on it. */
 #include <errno.h>
 #include <stdio.h>
 #include <net/if.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include "qdisc.h"
 
@@ -152,4 +154,67 @@ int qdisc_fq_delete(int ifindex)
 	 * kind, in the same step (-EINVAL if not). */
 	mnl_attr_put_strz(nlh, TCA_KIND, "fq");
 	return rtnl_talk(nlh, NULL, NULL);
+}
+
+struct filter_scan {
+	int ifindex;
+	__u32 handle;
+	__u16 prio;
+	struct tc_filters *f;
+};
+
+static int filter_opts(const struct nlattr *attr, void *data)
+{
+	if (mnl_attr_get_type(attr) == TCA_BPF_ID && mnl_attr_get_payload_len(attr) >= sizeof(__u32))
+		*(__u32 *)data = mnl_attr_get_u32(attr);
+	return MNL_CB_OK;
+}
+
+static int filter_one(const struct nlmsghdr *nlh, void *data)
+{
+	struct filter_scan *s = data;
+	const struct tcmsg *tc = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr;
+	const char *kind = "";
+	__u32 id = 0;
+
+	/* Handle 0: the entry of a priority's filter list, not a filter. */
+	if (tc->tcm_ifindex != s->ifindex || !tc->tcm_handle)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(*tc)) {
+		if (mnl_attr_get_type(attr) == TCA_KIND)
+			kind = mnl_attr_get_str(attr);
+		else if (mnl_attr_get_type(attr) == TCA_OPTIONS)
+			mnl_attr_parse_nested(attr, filter_opts, &id);
+	}
+	if (tc->tcm_handle == s->handle && TC_H_MAJ(tc->tcm_info) >> 16 == s->prio) {
+		snprintf(s->f->kind, sizeof(s->f->kind), "%s", kind);
+		s->f->prog_id = !strcmp(kind, "bpf") ? id : 0;
+	} else {
+		s->f->others++;
+	}
+	return MNL_CB_OK;
+}
+
+int qdisc_clsact_filters(int ifindex, bool egress, __u32 handle, __u16 prio, struct tc_filters *f)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct filter_scan s = { ifindex, handle, prio, f };
+
+	memset(f, 0, sizeof(*f));
+	return rtnl_talk(qdisc_msg(buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex,
+				   TC_H_MAKE(TC_H_CLSACT, egress ? TC_H_MIN_EGRESS : TC_H_MIN_INGRESS)),
+			 filter_one, &s);
+}
+
+int qdisc_clsact_in_use(int ifindex)
+{
+	struct tc_filters f;
+	int err = 0, n = 0;
+
+	for (int egress = 0; egress < 2 && !err; egress++) {
+		err = qdisc_clsact_filters(ifindex, egress, 0, 0, &f);
+		n += f.others;
+	}
+	return err ? err : n > 0;
 }

@@ -88,6 +88,47 @@ check "the other program is still on the device, the pins gone" \
 	bash -c "ip -n $NS_R link show dev $DEV_R | grep -q 'prog/xdp id' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
 ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
 
+# A tc filter put at tbctl's handle and priority by hand (classic BPF
+# here, which has no program id) is not tbctl's either: attach refuses to
+# replace it, over tbctl's pins and on a fresh device alike, and detach
+# leaves it. Deleting a clsact qdisc deletes every filter on it, so the
+# one tbctl made stays while others' filters are on it.
+cbpf=(bpf bytecode "1,6 0 0 4294967295")
+check "tc-ingress: attach" tb attach dev "$DEV_R" mode tc-ingress
+id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
+check "attach again replaces tbctl's own filter (program $id) with its new program" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R &&
+		new=\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq '.[0].prog_id') &&
+		[ \"\$new\" != 0 ] && [ \"\$new\" != $id ] &&
+		[ \$(tc -n $NS_R filter show dev $DEV_R ingress | grep -c 'handle 0x7b1') = 1 ]"
+check "a classic BPF filter replaces tbctl's" \
+	tc -n "$NS_R" filter replace dev "$DEV_R" ingress handle 0x7b1 prio 0x7b1 "${cbpf[@]}"
+check "status: prog_id 0, not attached" [ "$(tb -j status dev "$DEV_R" | jq -c '.[0] | [.prog_id, .attached]')" = "[0,false]" ]
+check "attach again refuses to replace it, and says why" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R 2>$tmp/err &&
+		grep -q \"another tc filter (bpf) is at tbctl's handle and priority (0x7b1) on ingress\" $tmp/err"
+check "and it is still there" bash -c "tc -n $NS_R filter show dev $DEV_R ingress | grep -q 'handle 0x7b1 .*bytecode'"
+check "detach says it leaves the clsact qdisc, which holds another filter" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R 2>$tmp/err &&
+		grep -q 'the clsact qdisc tbctl made holds other filters; left it in place' $tmp/err"
+check "the filter and the clsact are still there, the pins gone" \
+	bash -c "tc -n $NS_R filter show dev $DEV_R ingress | grep -q 'handle 0x7b1 .*bytecode' &&
+		tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
+check "a fresh attach refuses to replace it too" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R mode tc-ingress 2>$tmp/err &&
+		grep -q \"another tc filter (bpf) is at tbctl's handle\" $tmp/err &&
+		tc -n $NS_R filter show dev $DEV_R ingress | grep -q 'handle 0x7b1 .*bytecode' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
+tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
+check "tc-egress: attach" tb attach dev "$DEV_R" mode tc-egress
+check "another filter beside tbctl's" tc -n "$NS_R" filter add dev "$DEV_R" egress prio 1 "${cbpf[@]}"
+check "detach takes tbctl's filter off and leaves the other and the clsact, saying so" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R 2>$tmp/err &&
+		grep -q 'holds other filters; left it in place' $tmp/err &&
+		tc -n $NS_R filter show dev $DEV_R egress | grep -q 'pref 1 .*bytecode' &&
+		! tc -n $NS_R filter show dev $DEV_R egress | grep -q 'pref 1969' &&
+		tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact"
+tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
+
 # Where the pins are out of sight (bpffs unmounted in a mount namespace),
 # tbctl still finds its program by the device: attach refuses to stack a
 # second one and says why, detach removes it. The pins stay in the bpffs
