@@ -92,6 +92,49 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
+/* Pins of a device that was deleted and made again under the same name
+ * (a tunnel or veth brought up anew): once no program uses them, the new
+ * device takes them over, rules, buckets and counters alike. The kernel
+ * frees a deleted device's program shortly after the device, which is
+ * waited for. Not while a program uses them on the old device, renamed,
+ * or on one moved to another network namespace. The qdiscs tbctl had
+ * made went with the old device. */
+static int adopt(const char *dev, struct tb_config *cfg, int ifindex)
+{
+	char name[IF_NAMESIZE];
+	bool renamed;
+	__u32 user;
+	int fd, err = state_open_config(dev, &fd);
+
+	if (err) {
+		out_error("attach dev %s: open pinned config: %s", dev, strerror(-err));
+		return 1;
+	}
+	renamed = if_indextoname(cfg->ifindex, name);
+	user = map_user(fd);
+	for (int i = 0; i < 100 && user && !renamed; i++) {
+		usleep(20000);
+		user = map_user(fd);
+	}
+	close(fd);
+	if (user && renamed) {
+		out_error("attach dev %s: the pinned state belongs to ifindex %u, now named %s, where "
+			  "tbctl's program (id %u) uses it; rename it back to %s", dev, cfg->ifindex, name, user, dev);
+		return 1;
+	}
+	if (user) {
+		out_error("attach dev %s: the pinned state belongs to ifindex %u, which this network namespace "
+			  "does not have, and program %u uses it; detach it where that device is", dev,
+			  cfg->ifindex, user);
+		return 1;
+	}
+	out_warn("attach dev %s: the device was made again (ifindex %u, was %u); its rules, buckets "
+		 "and counters carry over", dev, ifindex, cfg->ifindex);
+	cfg->ifindex = ifindex;
+	cfg->own_qdisc = cfg->own_fq = 0;
+	return 0;
+}
+
 /* An upgrade killed after pinning its new maps: finished when the program
  * on the device uses them, undone otherwise (upgrade.c). */
 static int resume_upgrade(const char *dev)
@@ -189,11 +232,8 @@ static int run_attach(const struct cmd_args *args)
 			a->mode = cfg.mode;
 		if (!a->has_key)
 			a->key = cfg.key;
-		if (cfg.ifindex != (__u32)ifindex) {
-			out_error("attach dev %s: pinned state belongs to a device that is gone (ifindex %u); "
-				  "detach first", a->dev, cfg.ifindex);
+		if (cfg.ifindex != (__u32)ifindex && adopt(a->dev, &cfg, ifindex))
 			return 1;
-		}
 	}
 
 	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {

@@ -69,6 +69,41 @@ static bool is_tbctl_prog(__u32 id)
 	return found == 2;
 }
 
+bool prog_uses(__u32 prog_id, int fd)
+{
+	struct bpf_map_info mi = {};
+	struct bpf_prog_info pi = {};
+	__u32 ids[64], len = sizeof(mi), n;
+	int pfd;
+	bool used = false;
+
+	if (!prog_id || bpf_obj_get_info_by_fd(fd, &mi, &len))
+		return false;
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return false;
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (!bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+		n = pi.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? pi.nr_map_ids : sizeof(ids) / sizeof(ids[0]);
+		for (__u32 k = 0; k < n; k++)
+			used |= ids[k] == mi.id;
+	}
+	close(pfd);
+	return used;
+}
+
+__u32 map_user(int fd)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		if (prog_uses(id, fd))
+			return id;
+	return 0;
+}
+
 /* Attach prog_fd, atomically replacing our previous program when there is
  * one, so no packet passes unpoliced in between. */
 int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc)

@@ -28,6 +28,11 @@ int hooked_anywhere(int ifindex, struct hooked *h);
 /* The id of the program on the hook cfg names, 0 when none of tbctl's is
  * there or dev is not cfg's device in this network namespace. */
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
+/* Whether program prog_id uses map fd. */
+bool prog_uses(__u32 prog_id, int fd);
+/* A loaded program that uses map fd (on any device, in any network
+ * namespace), 0 when none does. */
+__u32 map_user(int fd);
 /* Take program id off ifindex's hook of mode, and nothing else. */
 int unhook(int ifindex, int mode, __u32 id);
 /* Whether the departure times the program sets for rs's action shape

@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "hook.h"
 #include "state.h"
 #include "upgrade.h"
 #include "tb.skel.h"
@@ -109,32 +110,6 @@ static int settle_all(const char *dev)
 		err = err == -ENOENT ? 0 : err;
 	}
 	return err;
-}
-
-/* Whether program prog_id uses map fd. */
-static bool prog_uses(__u32 prog_id, int fd)
-{
-	struct bpf_map_info mi = {};
-	struct bpf_prog_info pi = {};
-	__u32 ids[64], len = sizeof(mi), n;
-	int pfd;
-	bool used = false;
-
-	if (!prog_id || bpf_obj_get_info_by_fd(fd, &mi, &len))
-		return false;
-	pfd = bpf_prog_get_fd_by_id(prog_id);
-	if (pfd < 0)
-		return false;
-	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
-	pi.map_ids = (__u64)(unsigned long)ids;
-	len = sizeof(pi);
-	if (!bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
-		n = pi.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? pi.nr_map_ids : sizeof(ids) / sizeof(ids[0]);
-		for (__u32 k = 0; k < n; k++)
-			used |= ids[k] == mi.id;
-	}
-	close(pfd);
-	return used;
 }
 
 int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)

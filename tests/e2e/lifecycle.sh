@@ -129,6 +129,49 @@ check "detach takes tbctl's filter off and leaves the other and the clsact, sayi
 		tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact"
 tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
 
+# A device deleted and made again under its name (a tunnel or veth
+# brought up anew) takes its pins over: the rules, buckets and counters
+# carry on, on the new device. One renamed away, or moved to another
+# network namespace, where tbctl's program still uses them, keeps them:
+# attach under the old name refuses.
+G=tbg$ID
+session_cleanup() {
+	nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" detach dev "$G" >/dev/null 2>&1
+	rm -f /run/tbctl/"$G".lock
+}
+ip -n "$NS_R" link add "$G" type veth peer name "tbh$ID"
+ip -n "$NS_R" link set "$G" up
+check "$G: attach" tb attach dev "$G"
+check "$G: a rule" tb rule set dev "$G" default rate 1mbit burst 10kb
+rules=$(tb rule list dev "$G")
+ip -n "$NS_R" link del "$G"
+check "$G deleted: status says it is not attached" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL status dev $G | grep -q 'NOT ATTACHED'"
+ip -n "$NS_R" link add "$G" type veth peer name "tbh$ID"
+ip -n "$NS_R" link set "$G" up
+check "$G made again: attach takes its pins over, and says so" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
+		grep -q 'the device was made again (ifindex [0-9]*, was [0-9]*); its rules, buckets and counters carry over' $tmp/err"
+id=$(tb -j status dev "$G" | jq '.[0].prog_id')
+check "$G: attached, the rule kept" \
+	bash -c "[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $G | jq '.[0].attached')\" = true ] &&
+		[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $G)\" = '$rules' ]"
+check "$G: its program ($id) uses the pinned maps" \
+	bash -c "bpftool -j prog show id $id | jq -e --argjson m \"\$(bpftool -j map show pinned /sys/fs/bpf/tbctl/$G/config | jq .id)\" '.map_ids | index(\$m)' >/dev/null"
+check "$G: attach again says nothing more" [ -z "$(tb attach dev "$G" 2>&1)" ]
+ip -n "$NS_R" link set "$G" down
+ip -n "$NS_R" link set "$G" name "tbq$ID"
+ip -n "$NS_R" link add "$G" type veth peer name "tbi$ID"
+check "$G renamed to tbq$ID: attach under its old name refuses, naming it" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
+		grep -q 'belongs to ifindex [0-9]*, now named tbq$ID, where tbctl.s program (id [0-9]*) uses it; rename it back to $G' $tmp/err"
+ip -n "$NS_R" link set "tbq$ID" netns "$NS_S"
+check "tbq$ID moved to $NS_S: attach under $G refuses, naming the program that uses the pins" \
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
+		grep -q 'which this network namespace does not have, and program [0-9]* uses it; detach it where that device is' $tmp/err"
+ip -n "$NS_S" link del "tbq$ID"
+check "$G: detach removes the pins" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $G && [ ! -e /sys/fs/bpf/tbctl/$G ]"
+ip -n "$NS_R" link del "$G"
+
 # Where the pins are out of sight (bpffs unmounted in a mount namespace),
 # tbctl still finds its program by the device: attach refuses to stack a
 # second one and says why, detach removes it. The pins stay in the bpffs
