@@ -1041,6 +1041,20 @@ static bool slot_mate(const char *a, int first, char *out, size_t len)
 	return false;
 }
 
+/* Set up with this thread on CPU 0: other, an address of 198.18.first.1
+ * on, shares a's cache slot; a's bucket is drained, and 10 more drops of
+ * it are pending in the slot. */
+static void slot_mates_with_drops(char *a, int first, char *other, size_t len, struct frame *fa)
+{
+	setup();
+	CHECK(slot_mate(a, first, other, len), "an address of 198.18.%d.1 to 198.18.255.254 shares %s's slot",
+	      first, a);
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	drain(xdp_fd, XDP_PASS, XDP_DROP, a, fa);
+	CHECK_EQ(pass_count(xdp_fd, fa, 10, XDP_DROP), 10, "%s: 10 drops without the lock", a);
+}
+
 /* Direct mapped, per CPU: an address taking another's slot flushes the
  * other's counts into its bucket; a slot flushes itself after a batch. */
 static void dropcache_flushes_on_collision_and_batch(void)
@@ -1048,12 +1062,7 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	char a[32] = "198.18.23.1", other[32] = "";
 	struct frame fa, fb;
 
-	setup();
-	CHECK(slot_mate(a, 24, other, sizeof(other)), "an address of 198.18.24.1 to 198.18.255.254 shares %s's slot", a);
-	pin_cpu0();
-	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
-	CHECK_EQ(pass_count(xdp_fd, &fa, 10, XDP_DROP), 10, "10 more drops");
+	slot_mates_with_drops(a, 24, other, sizeof(other), &fa);
 	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 1, "%s: only the locked drop in the bucket", a);
 	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: 10 pending", a);
 	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fb);
@@ -1090,12 +1099,7 @@ static void reset_leaves_cached_drops_stale(void)
 	char a[32] = "198.18.25.1", other[32] = "";
 	struct frame fa, fb;
 
-	setup();
-	CHECK(slot_mate(a, 26, other, sizeof(other)), "an address of 198.18.26.1 to 198.18.255.254 shares %s's slot", a);
-	pin_cpu0();
-	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	drain(xdp_fd, XDP_PASS, XDP_DROP, a, &fa);
-	CHECK_EQ(pass_count(xdp_fd, &fa, 10, XDP_DROP), 10, "%s: 10 drops without the lock", a);
+	slot_mates_with_drops(a, 26, other, sizeof(other), &fa);
 	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: 10 pending", a);
 	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset");
 	CHECK_EQ(rs->cfg.reset_epoch, 1, "the reset moved the epoch from 0 to 1");
