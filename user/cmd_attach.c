@@ -550,6 +550,19 @@ static int status_half(const char *dev, const char *now, const char *final, int 
 	return status_broken(dev, settle < 0 ? msg : final, arr);
 }
 
+/* Whether program id, which uses a device's pins, is on ifindex here, now
+ * named name: the device renamed. */
+static bool renamed_to(__u32 ifindex, __u32 id, char *name)
+{
+	struct hooked h[4];
+	int n = hooked_anywhere(ifindex, h);
+
+	for (int i = 0; i < n; i++)
+		if (h[i].id == id)
+			return if_indextoname(ifindex, name) != NULL;
+	return false;
+}
+
 /* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
  * was held throughout the wait. */
 static int status_read(const char *dev, const struct status_ctx *sc, int settle)
@@ -560,7 +573,8 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 	struct tb_config cfg;
 	struct tb_maps m;
 	int rules = 0, paced, err;
-	__u32 id;
+	__u32 id, elsewhere = 0;
+	char state[160], name[IF_NAMESIZE] = "";
 
 	err = state_open(dev, &m);
 	/* Listed, then detached before it was read: no longer there to report. */
@@ -586,6 +600,10 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		err = ruleset_read(&rs, &m);
 	if (!err)
 		err = buckets_foreach(&m, count_bucket, &cnt);
+	/* A device this namespace does not have: deleted, or moved to
+	 * another namespace with tbctl's program, which then uses the pins. */
+	if (!err && !dev_here(dev, &cfg))
+		elsewhere = map_user(m.config);
 	maps_close(&m);
 	if (err) {
 		char msg[128];
@@ -609,6 +627,19 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-paced));
 		return status_broken(dev, msg, arr);
 	}
+	if (id)
+		snprintf(state, sizeof(state), "attached");
+	else if (elsewhere && renamed_to(cfg.ifindex, elsewhere, name))
+		snprintf(state, sizeof(state), "attached to %s, as the device is now named (program %u)", name,
+			 elsewhere);
+	else if (elsewhere)
+		snprintf(state, sizeof(state), "attached in another network namespace (program %u; status "
+			 "there tells more)", elsewhere);
+	else if (!dev_here(dev, &cfg))
+		snprintf(state, sizeof(state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
+			 "attach takes the pins over)", dev, cfg.ifindex);
+	else
+		snprintf(state, sizeof(state), "NOT ATTACHED (program gone from the device)");
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
@@ -616,8 +647,10 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_add_u64(o, "ifindex", cfg.ifindex);
 		json_add_str(o, "mode", mode_names[cfg.mode]);
 		json_add_str(o, "key", key_names[cfg.key]);
-		json_object_object_add(o, "attached", json_object_new_boolean(id != 0));
-		json_add_u64(o, "prog_id", id);
+		json_object_object_add(o, "attached", json_object_new_boolean(id || elsewhere));
+		json_add_str(o, "device", id || dev_here(dev, &cfg) ? "here" : !elsewhere ? "gone" :
+				     name[0] ? "renamed" : "other netns");
+		json_add_u64(o, "prog_id", id ? id : elsewhere);
 		json_add_u64(o, "rules", rules);
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);
@@ -627,8 +660,7 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_object_array_add(arr, o);
 	} else {
 		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
-		       mode_names[cfg.mode], key_names[cfg.key],
-		       id ? "attached" : "NOT ATTACHED (program gone from the device)",
+		       mode_names[cfg.mode], key_names[cfg.key], state,
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
 		       cfg.stripes == TB_STRIPES_KEYED ? "" :
 		       "; lock stripes folded as upgraded (a fresh attach keys them)",

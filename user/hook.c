@@ -19,9 +19,7 @@
 #define TB_TC_HANDLE 0x7b1
 #define TB_TC_PRIO 0x7b1
 
-/* Whether dev is cfg's device in this network namespace: ifindexes of
- * other namespaces name other devices here. */
-static bool here(const char *dev, const struct tb_config *cfg)
+bool dev_here(const char *dev, const struct tb_config *cfg)
 {
 	return if_nametoindex(dev) == cfg->ifindex;
 }
@@ -201,7 +199,7 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 {
 	__u32 id = 0;
 
-	if (!here(dev, cfg))
+	if (!dev_here(dev, cfg))
 		return 0;
 	if (cfg->mode <= TB_MODE_XDPGENERIC) {
 		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
@@ -244,5 +242,5 @@ int shape_paced(const char *dev, const struct tb_config *cfg, const struct rules
 {
 	if (!ruleset_shapes(rs))
 		return -1;
-	return here(dev, cfg) ? qdisc_fq_paces(cfg->ifindex) : 0;
+	return dev_here(dev, cfg) ? qdisc_fq_paces(cfg->ifindex) : 0;
 }

@@ -18,6 +18,9 @@ struct hooked {
 	__u32 id;
 };
 
+/* Whether dev is cfg's device in this network namespace: ifindexes of
+ * other namespaces name other devices here. */
+bool dev_here(const char *dev, const struct tb_config *cfg);
 /* The clsact hook of mode (tc-ingress or tc-egress) on ifindex. */
 void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
 /* Attach prog_fd in a->mode (said on failure); *own_qdisc: tbctl made the
