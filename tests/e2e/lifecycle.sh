@@ -135,6 +135,11 @@ tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
 # network namespace, where tbctl's program still uses them, keeps them:
 # attach under the old name refuses.
 G=tbg$ID
+# status of device $1: its text matches $2, and jq filter $3 of its -j
+# entry prints $4.
+status_is() {
+	tb status dev "$1" | grep -q "$2" && [ "$(tb -j status dev "$1" | jq -c ".[0] | $3")" = "$4" ]
+}
 session_cleanup() {
 	nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" detach dev "$G" >/dev/null 2>&1
 	rm -f /run/tbctl/"$G".lock
@@ -145,10 +150,9 @@ check "$G: attach" tb attach dev "$G"
 check "$G: a rule" tb rule set dev "$G" default rate 1mbit burst 10kb
 rules=$(tb rule list dev "$G")
 ip -n "$NS_R" link del "$G"
-check "$G deleted: status says it is gone, and what attach will do" \
-	eventually bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL status dev $G |
-		grep -q 'NOT ATTACHED (no device $G of ifindex [0-9]* here; made again, attach takes the pins over)' &&
-		[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $G | jq -c '.[0] | [.attached, .device]')\" = '[false,\"gone\"]' ]"
+check "$G deleted: status says it is gone, and what attach will do" eventually status_is "$G" \
+	"NOT ATTACHED (no device $G of ifindex [0-9]* here; made again, attach takes the pins over)" \
+	'[.attached, .device]' '[false,"gone"]'
 ip -n "$NS_R" link add "$G" type veth peer name "tbh$ID"
 ip -n "$NS_R" link set "$G" up
 check "$G made again: attach takes its pins over, and says so" \
@@ -164,18 +168,15 @@ check "$G: attach again says nothing more" [ -z "$(tb attach dev "$G" 2>&1)" ]
 ip -n "$NS_R" link set "$G" down
 ip -n "$NS_R" link set "$G" name "tbq$ID"
 ip -n "$NS_R" link add "$G" type veth peer name "tbi$ID"
-check "$G renamed to tbq$ID: status says where it is attached" \
-	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL status dev $G |
-		grep -q 'attached to tbq$ID, as the device is now named (program [0-9]*)' &&
-		[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $G | jq -c '.[0] | [.attached, .device]')\" = '[true,\"renamed\"]' ]"
+check "$G renamed to tbq$ID: status says where it is attached" status_is "$G" \
+	"attached to tbq$ID, as the device is now named (program [0-9]*)" '[.attached, .device]' '[true,"renamed"]'
 check "$G renamed to tbq$ID: attach under its old name refuses, naming it" \
 	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
 		grep -q 'belongs to ifindex [0-9]*, now named tbq$ID, where tbctl.s program (id [0-9]*) uses it; rename it back to $G' $tmp/err"
 ip -n "$NS_R" link set "tbq$ID" netns "$NS_S"
-check "tbq$ID moved to $NS_S: status under $G says it is attached there" \
-	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL status dev $G |
-		grep -q 'attached in another network namespace (program [0-9]*; status there tells more)' &&
-		[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $G | jq -c '.[0] | [.attached, .device, .prog_id > 0]')\" = '[true,\"other netns\",true]' ]"
+check "tbq$ID moved to $NS_S: status under $G says it is attached there" status_is "$G" \
+	'attached in another network namespace (program [0-9]*; status there tells more)' \
+	'[.attached, .device, .prog_id > 0]' '[true,"other netns",true]'
 check "tbq$ID moved to $NS_S: attach under $G refuses, naming the program that uses the pins" \
 	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
 		grep -q 'which this network namespace does not have, and program [0-9]* uses it; detach it where that device is' $tmp/err"
