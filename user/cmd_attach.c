@@ -573,8 +573,9 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 	struct tb_config cfg;
 	struct tb_maps m;
 	int rules = 0, paced, err;
-	__u32 id, elsewhere = 0;
 	char state[160], name[IF_NAMESIZE] = "";
+	bool moved = false;
+	__u32 id = 0;
 
 	err = state_open(dev, &m);
 	/* Listed, then detached before it was read: no longer there to report. */
@@ -600,10 +601,8 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		err = ruleset_read(&rs, &m);
 	if (!err)
 		err = buckets_foreach(&m, count_bucket, &cnt);
-	/* A device this namespace does not have: deleted, or moved to
-	 * another namespace with tbctl's program, which then uses the pins. */
-	if (!err && !dev_here(dev, &cfg))
-		elsewhere = map_user(m.config);
+	if (!err)
+		id = pins_prog(dev, &cfg, m.config, &moved);
 	maps_close(&m);
 	if (err) {
 		char msg[128];
@@ -617,7 +616,6 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 				   "(tbctl attach finishes it, tbctl detach removes it)", settle, arr);
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		rules += rs.rules[i].in_use;
-	id = hooked_prog(dev, &cfg);
 	/* Shape rules only set departure times: fq must still be the one
 	 * to keep them, whatever has been done to the qdiscs since. */
 	paced = shape_paced(dev, &cfg, &rs);
@@ -627,15 +625,14 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-paced));
 		return status_broken(dev, msg, arr);
 	}
-	if (id)
+	if (id && !moved)
 		snprintf(state, sizeof(state), "attached");
-	else if (elsewhere && renamed_to(cfg.ifindex, elsewhere, name))
-		snprintf(state, sizeof(state), "attached to %s, as the device is now named (program %u)", name,
-			 elsewhere);
-	else if (elsewhere)
+	else if (id && renamed_to(cfg.ifindex, id, name))
+		snprintf(state, sizeof(state), "attached to %s, as the device is now named (program %u)", name, id);
+	else if (id)
 		snprintf(state, sizeof(state), "attached in another network namespace (program %u; status "
-			 "there tells more)", elsewhere);
-	else if (!dev_here(dev, &cfg))
+			 "there tells more)", id);
+	else if (moved)
 		snprintf(state, sizeof(state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
 			 "attach takes the pins over)", dev, cfg.ifindex);
 	else
@@ -647,10 +644,9 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_add_u64(o, "ifindex", cfg.ifindex);
 		json_add_str(o, "mode", mode_names[cfg.mode]);
 		json_add_str(o, "key", key_names[cfg.key]);
-		json_object_object_add(o, "attached", json_object_new_boolean(id || elsewhere));
-		json_add_str(o, "device", id || dev_here(dev, &cfg) ? "here" : !elsewhere ? "gone" :
-				     name[0] ? "renamed" : "other netns");
-		json_add_u64(o, "prog_id", id ? id : elsewhere);
+		json_object_object_add(o, "attached", json_object_new_boolean(id != 0));
+		json_add_str(o, "device", !moved ? "here" : !id ? "gone" : name[0] ? "renamed" : "other netns");
+		json_add_u64(o, "prog_id", id);
 		json_add_u64(o, "rules", rules);
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);

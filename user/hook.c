@@ -238,9 +238,15 @@ int unhook(int ifindex, int mode, __u32 id)
 	return err;
 }
 
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved)
+{
+	*moved = !dev_here(dev, cfg);
+	return *moved ? map_user(config_fd) : hooked_prog(dev, cfg);
+}
+
 int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs)
 {
-	if (!ruleset_shapes(rs))
+	if (!ruleset_shapes(rs) || !dev_here(dev, cfg))
 		return -1;
-	return dev_here(dev, cfg) ? qdisc_fq_paces(cfg->ifindex) : 0;
+	return qdisc_fq_paces(cfg->ifindex);
 }

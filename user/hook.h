@@ -38,10 +38,16 @@ bool prog_uses(__u32 prog_id, int fd);
 __u32 map_user(int fd);
 /* Take program id off ifindex's hook of mode, and nothing else. */
 int unhook(int ifindex, int mode, __u32 id);
+/* The program that polices with dev's pins: tbctl's on the hook cfg
+ * names when dev is cfg's device here; else (*moved) a loaded program
+ * that uses the pinned config config_fd, on the device renamed or moved
+ * to another network namespace. 0 when there is none. */
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved);
 /* Whether the departure times the program sets for rs's action shape
- * rules are kept: 1 when fq schedules dev's egress, 0 when not (or dev
- * is not cfg's device in this network namespace), -1 when no rule is
- * shape; -errno (< -1) when the qdiscs cannot be read. */
+ * rules are kept: 1 when fq schedules dev's egress, 0 when not, -1 when
+ * no rule is shape or dev is not cfg's device in this network namespace
+ * (whose qdiscs are out of sight); -errno (< -1) when the qdiscs cannot
+ * be read. */
 int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs);
 
 #endif

@@ -139,6 +139,7 @@ static int read_dev(struct dev_read *d)
 {
 	struct tb_maps m;
 	int err = state_open(d->dev, &m);
+	bool moved;
 
 	if (err)
 		return err == -ENOENT || err == -EPROTO || err == -ESTALE ? 0 : err;
@@ -146,7 +147,7 @@ static int read_dev(struct dev_read *d)
 	err = state_read_config(&m, &d->cfg);
 	if (!err && !d->cfg.attached)
 		goto out;
-	d->hooked = hooked_prog(d->dev, &d->cfg) != 0;
+	d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
 	if (!err)
 		err = ruleset_read(d->rs, &m);
 	if (!err) {

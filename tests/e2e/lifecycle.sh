@@ -153,6 +153,7 @@ ip -n "$NS_R" link del "$G"
 check "$G deleted: status says it is gone, and what attach will do" eventually status_is "$G" \
 	"NOT ATTACHED (no device $G of ifindex [0-9]* here; made again, attach takes the pins over)" \
 	'[.attached, .device]' '[false,"gone"]'
+check "$G deleted: the metrics read it not attached" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $G | grep -qx 'tbctl_device_attached{dev=\"$G\"} 0'"
 ip -n "$NS_R" link add "$G" type veth peer name "tbh$ID"
 ip -n "$NS_R" link set "$G" up
 check "$G made again: attach takes its pins over, and says so" \
@@ -177,6 +178,8 @@ ip -n "$NS_R" link set "tbq$ID" netns "$NS_S"
 check "tbq$ID moved to $NS_S: status under $G says it is attached there" status_is "$G" \
 	'attached in another network namespace (program [0-9]*; status there tells more)' \
 	'[.attached, .device, .prog_id > 0]' '[true,"other netns",true]'
+check "tbq$ID moved to $NS_S: the metrics under $G read it attached" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $G | grep -qx 'tbctl_device_attached{dev=\"$G\"} 1'"
 check "tbq$ID moved to $NS_S: attach under $G refuses, naming the program that uses the pins" \
 	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $G 2>$tmp/err &&
 		grep -q 'which this network namespace does not have, and program [0-9]* uses it; detach it where that device is' $tmp/err"
