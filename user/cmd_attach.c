@@ -92,6 +92,19 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
+/* Whether program id, which uses a device's pins, is on ifindex here, now
+ * named name: the device renamed. */
+static bool renamed_to(__u32 ifindex, __u32 id, char *name)
+{
+	struct hooked h[4];
+	int n = hooked_anywhere(ifindex, h);
+
+	for (int i = 0; i < n; i++)
+		if (h[i].id == id)
+			return if_indextoname(ifindex, name) != NULL;
+	return false;
+}
+
 /* Pins of a device that was deleted and made again under the same name
  * (a tunnel or veth brought up anew): once no program uses them, the new
  * device takes them over, rules, buckets and counters alike. The kernel
@@ -101,8 +114,7 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
  * made went with the old device. */
 static int adopt(const char *dev, struct tb_config *cfg, int ifindex)
 {
-	char name[IF_NAMESIZE];
-	bool renamed;
+	char name[IF_NAMESIZE] = "";
 	__u32 user;
 	int fd, err = state_open_config(dev, &fd);
 
@@ -110,14 +122,13 @@ static int adopt(const char *dev, struct tb_config *cfg, int ifindex)
 		out_error("attach dev %s: open pinned config: %s", dev, strerror(-err));
 		return 1;
 	}
-	renamed = if_indextoname(cfg->ifindex, name);
 	user = map_user(fd);
-	for (int i = 0; i < 100 && user && !renamed; i++) {
+	for (int i = 0; i < 100 && user && !renamed_to(cfg->ifindex, user, name); i++) {
 		usleep(20000);
 		user = map_user(fd);
 	}
 	close(fd);
-	if (user && renamed) {
+	if (user && name[0]) {
 		out_error("attach dev %s: the pinned state belongs to ifindex %u, now named %s, where "
 			  "tbctl's program (id %u) uses it; rename it back to %s", dev, cfg->ifindex, name, user, dev);
 		return 1;
@@ -460,7 +471,7 @@ static int run_detach(const struct cmd_args *a)
 		err = unhook(cfg.ifindex, cfg.mode, id);
 	/* The qdiscs tbctl made go too, hooked program or not: an attach
 	 * killed before hooking it may have made them already. */
-	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && if_nametoindex(a->dev) == cfg.ifindex) {
+	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && dev_here(a->dev, &cfg)) {
 		/* Deleting the clsact deletes every filter on it: one that
 		 * holds filters others added since stays. */
 		int used = cfg.own_qdisc ? qdisc_clsact_in_use(cfg.ifindex) : 0;
@@ -548,19 +559,6 @@ static int status_half(const char *dev, const char *now, const char *final, int 
 		snprintf(msg, sizeof(msg), "an attach or detach has held the device's lock for over %d s, %s",
 			 STATUS_SETTLE_MS / 1000, now);
 	return status_broken(dev, settle < 0 ? msg : final, arr);
-}
-
-/* Whether program id, which uses a device's pins, is on ifindex here, now
- * named name: the device renamed. */
-static bool renamed_to(__u32 ifindex, __u32 id, char *name)
-{
-	struct hooked h[4];
-	int n = hooked_anywhere(ifindex, h);
-
-	for (int i = 0; i < n; i++)
-		if (h[i].id == id)
-			return if_indextoname(ifindex, name) != NULL;
-	return false;
 }
 
 /* settle: 1 on a first read, 0 once the device's lock was free, -1 when it

@@ -147,7 +147,8 @@ static int read_dev(struct dev_read *d)
 	err = state_read_config(&m, &d->cfg);
 	if (!err && !d->cfg.attached)
 		goto out;
-	d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
+	if (!err)
+		d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
 	if (!err)
 		err = ruleset_read(d->rs, &m);
 	if (!err) {

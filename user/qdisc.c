@@ -212,6 +212,7 @@ int qdisc_clsact_in_use(int ifindex)
 	struct tc_filters f;
 	int err = 0, n = 0;
 
+	/* No filter has handle 0: every one counts among the others. */
 	for (int egress = 0; egress < 2 && !err; egress++) {
 		err = qdisc_clsact_filters(ifindex, egress, 0, 0, &f);
 		n += f.others;
