@@ -335,13 +335,20 @@ static __always_inline struct tb_bucket *tb_flush_target(const struct tb_config 
  * address's bucket, under the lock the locked path counts under, and
  * empty it. A reset bumps the epoch before it zeroes the buckets under
  * their locks, so a flush that finds the epoch moved on comes after the
- * bucket was zeroed, and its counts were taken by the reset. */
+ * bucket was zeroed, and its counts were taken by the reset. The slot's
+ * flush sequence (slot i) is odd from before the add until after the
+ * emptying: plain stores, which x86 makes visible in program order. */
 static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, struct tb_dropslot *s,
-					       __u16 epoch)
+					       __u32 i, __u16 epoch)
 {
+	struct tb_flushseq *q = bpf_map_lookup_elem(&flushseq, &i);
 	struct tb_lock *lk;
-	struct tb_bucket *b = tb_flush_target(cfg, &s->addr, &lk);
+	struct tb_bucket *b;
 
+	if (q)
+		WRITE_ONCE(q->seq, q->seq + 1);
+	barrier();
+	b = tb_flush_target(cfg, &s->addr, &lk);
 	if (b && lk) {
 		bpf_spin_lock(&lk->lock);
 		if (epoch == READ_ONCE(cfg->reset_epoch)) {
@@ -354,6 +361,9 @@ static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, stru
 	}
 	s->dropped_packets = s->dropped_bytes = 0;
 	s->monitored_packets = s->monitored_bytes = 0;
+	barrier();
+	if (q)
+		WRITE_ONCE(q->seq, q->seq + 1);
 }
 
 static __always_inline void tb_passcache_flush(const struct tb_config *cfg, struct tb_passslot *s)
@@ -401,7 +411,7 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 	}
 	if (!tb_slot_holds(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets)
-			tb_dropcache_flush(cfg, s, epoch);
+			tb_dropcache_flush(cfg, s, i, epoch);
 		s->addr = *key;
 	}
 	if (monitor) {
@@ -412,7 +422,7 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 		s->dropped_bytes += len;
 	}
 	if (n >= TB_DROPCACHE_BATCH)
-		tb_dropcache_flush(cfg, s, epoch);
+		tb_dropcache_flush(cfg, s, i, epoch);
 }
 
 /* Whether this CPU's copy d of key's bound shows that a packet of len

@@ -251,6 +251,15 @@ struct tb_addr {
 #define TB_DROPCACHE_SLOTS 256      /* power of two */
 #define TB_DROPCACHE_BATCH 256
 
+/* flushseq value, per CPU and dropcache slot: how many times that slot
+ * has begun and ended a flush, odd while one is under way. A flush adds
+ * the slot to the bucket and then empties it, so a reader that took the
+ * slot before the bucket would count a batch flushed in between twice;
+ * the sequence, read around both, shows that it was (state.c). */
+struct tb_flushseq {
+	__u64 seq;
+};
+
 struct tb_dropslot {
 	struct tb_addr addr;
 	__u64 dropped_packets;
@@ -395,8 +404,8 @@ struct tb_config {
  * global counters may grow too: the new program takes each bucket over
  * from the old map, and the rest is added up once the swap has settled
  * (user/upgrade.c, bpf/migrate.h). The other maps the datapath writes
- * (locks, dropcache, owed, passcache, denycache) keep their layout: during the swap both
- * programs must share them.
+ * (locks, dropcache, owed, passcache, denycache, flushseq) keep their
+ * layout: during the swap both programs must share them.
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
  *   3: spare room at the end of struct tb_rule and struct tb_config.
@@ -412,12 +421,13 @@ struct tb_config {
  *  10: reset epochs (tb_config.reset_epoch, tb_denyslot.drop_epoch):
  *      nothing moves, but an older program would keep counting under a
  *      discarded epoch.
+ *  11: flushseq, so tbctl reads cached drops and buckets consistently.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
  * global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 11
+#define TB_LAYOUT 12
 #else
-#define TB_LAYOUT 10
+#define TB_LAYOUT 11
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -478,6 +488,7 @@ struct tb_reset_req {
 	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
 	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
 	X(passcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_passslot, 1)        \
-	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)
+	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)        \
+	X(flushseq, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_flushseq, 1)
 
 #endif

@@ -399,7 +399,8 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
 	if (pending_read(&rs->m, &rs->cfg, &pend))
 		die("read the per-CPU counting caches");
-	pending_add(&pend, &a, &bk, &bk.c);
+	if (pending_add(&rs->m, &pend, &a, &bk))
+		die("read the address's counters");
 	pending_free(&pend);
 	res.passed = bk.c.passed_bytes;
 	res.admitted = bk.c.passed_packets;

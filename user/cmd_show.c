@@ -92,9 +92,9 @@ static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, void
 {
 	struct show *sh = ctx;
 	struct row r = { .addr = *a, .rule = ruleset_rule_of(&rs, sh->m, a, b, sh->gen), .b = *b };
+	int err = pending_add(sh->m, &sh->pending, a, &r.b);
 
-	pending_add(&sh->pending, a, &r.b, &r.b.c);
-	return emit(sh, &r);
+	return err ? err : emit(sh, &r);
 }
 
 static int emit_shared(struct show *sh, int id)
@@ -183,8 +183,7 @@ static int find_one(struct show *sh, struct row *r)
 	if (!bpf_map_lookup_elem(sh->m->buckets, &a->addr, &r->b)) {
 		r->addr = a->addr;
 		r->rule = ruleset_rule_of(&rs, sh->m, &a->addr, &r->b, sh->gen);
-		pending_add(&sh->pending, &a->addr, &r->b, &r->b.c);
-		return 0;
+		return pending_add(sh->m, &sh->pending, &a->addr, &r->b);
 	}
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->gen);
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
@@ -228,8 +227,7 @@ static int run_show(const struct cmd_args *a)
 	err = state_read_config(&m, &cfg);
 	if (!err)
 		err = ruleset_read(&rs, &m);
-	/* Read before the buckets: a batch flushed in between is then
-	 * counted twice rather than missed, and a quiet one is exact. */
+	/* Before the buckets: which addresses the caches hold counts of. */
 	if (!err)
 		err = pending_read(&m, &cfg, &sh.pending);
 	sh.gen = cfg.gen;

@@ -91,11 +91,15 @@ static int parse_top(int argc, char **argv, struct cmd_args *a)
 	return a->has_dev ? 0 : usage_error("top", "missing \"dev DEV\"");
 }
 
-static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+static int add_row(const struct tb_addr *a, const struct tb_bucket *read, void *ctx)
 {
 	struct snapshot *s = ctx;
+	struct tb_bucket bk = *read, *b = &bk;
 	struct top_row *r;
+	int err = pending_add(s->m, &s->pending, a, b);
 
+	if (err)
+		return err;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 1024;
 		struct top_row *v = realloc(s->v, cap * sizeof(*v));
@@ -109,7 +113,6 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *b, void *ctx
 	memset(r, 0, sizeof(*r));
 	r->addr = *a;
 	r->c = b->c;
-	pending_add(&s->pending, a, b, &r->c);
 	r->rule = ruleset_rule_of(s->rs, s->m, a, b, s->gen);
 	if (r->rule >= 0) {
 		const struct tb_rule *rule = &s->rs->rules[r->rule];

@@ -116,12 +116,16 @@ static int by_dropped_desc(const void *x, const void *y)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+static int read_bucket(const struct tb_addr *a, const struct tb_bucket *read, void *ctx)
 {
 	struct dev_read *d = ctx;
-	struct top_row r = { .addr = *a, .c = b->c };
+	struct tb_bucket bk = *read, *b = &bk;
+	struct top_row r = { .addr = *a };
+	int err = pending_add(d->m, &d->pending, a, b);
 
-	pending_add(&d->pending, a, b, &r.c);
+	if (err)
+		return err;
+	r.c = b->c;
 	r.rule = ruleset_rule_of(d->rs, d->m, a, b, d->cfg.gen);
 	d->tracked++;
 	if (r.rule >= 0) {

@@ -490,13 +490,6 @@ static int addr_cmp(const void *x, const void *y)
 	return memcmp(x, y, sizeof(struct tb_addr));
 }
 
-/* Append what cache entry addr holds, if anything. */
-static void pending_put(struct tb_pending *p, const struct tb_addr *addr, const struct tb_counters *c)
-{
-	if (c->passed_packets | c->dropped_packets | c->monitored_packets)
-		p->v[p->n++] = (struct tb_pending_addr){ .addr = *addr, .c = *c };
-}
-
 /* Slot i of every CPU's dropcache, passcache and denycache (the drop
  * slots' reset epochs). The epochs are read first: a CPU empties a stale
  * slot before it writes the epoch, so counts read after an epoch that is
@@ -510,6 +503,14 @@ static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny
 	return 0;
 }
 
+static int pending_cmp(const void *x, const void *y)
+{
+	const struct tb_pending_at *a = x, *b = y;
+	int c = addr_cmp(&a->addr, &b->addr);
+
+	return c ? c : a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
 int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
@@ -520,25 +521,21 @@ int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb
 
 	if (ncpu < 0)
 		return ncpu;
+	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch };
 	deny = calloc(ncpu, sizeof(*deny));
 	drop = calloc(ncpu, sizeof(*drop));
 	pass = calloc(ncpu, sizeof(*pass));
 	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
-	p->n = 0;
 	if (!deny || !drop || !pass || !p->v)
 		err = -ENOMEM;
 	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
 		err = slots_read(m, i, deny, drop, pass);
 		for (int cpu = 0; !err && cpu < ncpu; cpu++) {
-			if (deny[cpu].drop_epoch == cfg->reset_epoch)
-				pending_put(p, &drop[cpu].addr,
-					    &(struct tb_counters){ .dropped_packets = drop[cpu].dropped_packets,
-								   .dropped_bytes = drop[cpu].dropped_bytes,
-								   .monitored_packets = drop[cpu].monitored_packets,
-								   .monitored_bytes = drop[cpu].monitored_bytes });
-			pending_put(p, &pass[cpu].addr,
-				    &(struct tb_counters){ .passed_packets = pass[cpu].passed_packets,
-							   .passed_bytes = pass[cpu].passed_bytes });
+			if (deny[cpu].drop_epoch == p->reset_epoch &&
+			    (drop[cpu].dropped_packets || drop[cpu].monitored_packets))
+				p->v[p->n++] = (struct tb_pending_at){ .addr = drop[cpu].addr, .slot = i };
+			if (pass[cpu].passed_packets)
+				p->v[p->n++] = (struct tb_pending_at){ .addr = pass[cpu].addr, .slot = i };
 		}
 	}
 	free(deny);
@@ -548,27 +545,174 @@ int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb
 		pending_free(p);
 		return err;
 	}
-	/* One entry per address. */
-	qsort(p->v, p->n, sizeof(*p->v), addr_cmp);
-	for (size_t i = 0; i < p->n; i++) {
-		if (n && !addr_cmp(&p->v[n - 1].addr, &p->v[i].addr))
-			tb_counters_add(&p->v[n - 1].c, &p->v[i].c);
-		else
+	qsort(p->v, p->n, sizeof(*p->v), pending_cmp);
+	for (size_t i = 0; i < p->n; i++)
+		if (!n || pending_cmp(&p->v[n - 1], &p->v[i]))
 			p->v[n++] = p->v[i];
-	}
 	p->n = n;
 	return 0;
 }
 
-void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
-		 struct tb_counters *c)
-{
-	const struct tb_pending_addr *e = p->n ? bsearch(a, p->v, p->n, sizeof(*p->v), addr_cmp) : NULL;
+/* One read of a cache slot on every CPU, each CPU's flush sequence of it
+ * taken before (seq0) and after (seq1). */
+struct slot_read {
+	struct tb_flushseq *seq0, *seq1;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+	struct tb_passslot *pass;
+};
 
-	if (b)
-		tb_credit_counted(b, b->credit, c);
-	if (e)
-		tb_counters_add(c, &e->c);
+/* Read slots at[0..n) into r[0..n): every sequence before, then every
+ * slot, then every sequence after. */
+static int slots_read_around(const struct tb_maps *m, const struct tb_pending_at *at, size_t n,
+			     struct slot_read *r)
+{
+	for (size_t j = 0; j < n; j++)
+		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq0))
+			return -errno;
+	for (size_t j = 0; j < n; j++) {
+		int err = slots_read(m, at[j].slot, r[j].deny, r[j].drop, r[j].pass);
+
+		if (err)
+			return err;
+	}
+	for (size_t j = 0; j < n; j++)
+		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq1))
+			return -errno;
+	return 0;
+}
+
+/* Add what CPU cpu's slot of read r counts for address a under the
+ * reset epoch p is at. */
+static void slot_add(const struct tb_pending *p, const struct tb_addr *a, const struct slot_read *r, int cpu,
+		     struct tb_counters *sum)
+{
+	const struct tb_dropslot *d = &r->drop[cpu];
+	const struct tb_passslot *ps = &r->pass[cpu];
+
+	if (r->deny[cpu].drop_epoch == p->reset_epoch && !addr_cmp(&d->addr, a)) {
+		sum->dropped_packets += d->dropped_packets;
+		sum->dropped_bytes += d->dropped_bytes;
+		sum->monitored_packets += d->monitored_packets;
+		sum->monitored_bytes += d->monitored_bytes;
+	}
+	if (!addr_cmp(&ps->addr, a)) {
+		sum->passed_packets += ps->passed_packets;
+		sum->passed_bytes += ps->passed_bytes;
+	}
+}
+
+/* Whether no flush of a CPU's slot began or ended between its flush
+ * sequence reads x and y. */
+static bool unflushed(const struct tb_flushseq *x, const struct tb_flushseq *y)
+{
+	return x->seq == y->seq && !(x->seq & 1);
+}
+
+/* Reads before giving up on an address whose slots flush during each. */
+#define PENDING_TRIES 1000
+
+/* Slots, bucket, slots: a CPU's slot counts are taken from the first read
+ * when no flush of it overlapped that read and the bucket's (its flush
+ * sequence the same from before the one to after the other), else from
+ * the second when none overlapped the bucket's read and the second. Its
+ * batches are then each in the bucket or in the slot taken, never in
+ * both nor in neither. at[0..n) are a's slots. */
+static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, const struct tb_addr *a,
+			  const struct tb_pending_at *at, size_t n, struct tb_bucket *b)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct slot_read *r = calloc(2 * n, sizeof(*r));
+	size_t per = 2 * n * (size_t)(ncpu < 0 ? 0 : ncpu);
+	struct tb_flushseq *seq = calloc(2 * per, sizeof(*seq));
+	struct tb_denyslot *deny = calloc(per, sizeof(*deny));
+	struct tb_dropslot *drop = calloc(per, sizeof(*drop));
+	struct tb_passslot *pass = calloc(per, sizeof(*pass));
+
+	if (ncpu < 0)
+		err = ncpu;
+	else if (!r || !seq || !deny || !drop || !pass)
+		err = -ENOMEM;
+	for (size_t j = 0; !err && j < 2 * n; j++)
+		r[j] = (struct slot_read){ .seq0 = seq + 2 * j * ncpu, .seq1 = seq + (2 * j + 1) * ncpu,
+					   .deny = deny + j * ncpu, .drop = drop + j * ncpu,
+					   .pass = pass + j * ncpu };
+	for (int tries = 0; !err; tries++) {
+		struct tb_bucket nb;
+		struct tb_counters sum = {};
+		bool whole = true;
+
+		if (tries == PENDING_TRIES) {
+			err = -EAGAIN;
+			break;
+		}
+		err = slots_read_around(m, at, n, r);
+		if (!err && bpf_map_lookup_elem(m->buckets, a, &nb)) {
+			/* Evicted meanwhile: it took its counts with it. */
+			if (errno == ENOENT)
+				memset(&nb, 0, sizeof(nb));
+			else
+				err = -errno;
+		}
+		if (!err)
+			err = slots_read_around(m, at, n, r + n);
+		for (size_t j = 0; !err && whole && j < n; j++)
+			for (int cpu = 0; whole && cpu < ncpu; cpu++) {
+				const struct slot_read *x = &r[j], *y = &r[n + j];
+				const struct slot_read *use = unflushed(&x->seq0[cpu], &y->seq0[cpu]) ? x :
+							      unflushed(&x->seq1[cpu], &y->seq1[cpu]) ? y : NULL;
+
+				whole = use != NULL;
+				if (whole)
+					slot_add(p, a, use, cpu, &sum);
+			}
+		if (!err && whole) {
+			tb_counters_add(&nb.c, &sum);
+			*b = nb;
+			break;
+		}
+	}
+	free(r);
+	free(seq);
+	free(deny);
+	free(drop);
+	free(pass);
+	return err;
+}
+
+int pending_add(const struct tb_maps *m, const struct tb_pending *p, const struct tb_addr *a,
+		struct tb_bucket *b)
+{
+	struct tb_counters credit = {};
+	size_t lo = 0, hi = p->n, end;
+
+	/* The first of a's entries, if any. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr_cmp(&p->v[mid].addr, a) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < p->n && !addr_cmp(&p->v[end].addr, a); end++)
+		;
+	if (end > lo) {
+		int err = pending_reread(m, p, a, p->v + lo, end - lo, b);
+
+		if (err)
+			return err;
+	}
+	tb_credit_counted(b, b->credit, &credit);
+	tb_counters_add(&b->c, &credit);
+	return 0;
+}
+
+void pending_free(struct tb_pending *p)
+{
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
 }
 
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now)
@@ -578,12 +722,6 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, b->credit & 0xffffffffULL) / TB_NANO;
 }
 
-void pending_free(struct tb_pending *p)
-{
-	free(p->v);
-	p->v = NULL;
-	p->n = 0;
-}
 
 /* Overwrite every slot of a per-CPU cache with zeros on every CPU. */
 static int cache_zero(int fd, size_t value_size, int ncpu)
@@ -688,13 +826,13 @@ int buckets_foreach(const struct tb_maps *m,
 	struct tb_bucket *vals = calloc(CHUNK, sizeof(*vals));
 	__u32 in = 0, out = 0, count;
 	bool first = true, done = false;
-	int err = 0;
+	int err = 0, rc = 0;
 
 	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	while (!done && !err) {
+	while (!done && !err && !rc) {
 		count = CHUNK;
 		if (bpf_map_lookup_batch(m->buckets, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
 			if (errno != ENOENT) {
@@ -705,10 +843,10 @@ int buckets_foreach(const struct tb_maps *m,
 		}
 		first = false;
 		in = out;
-		for (__u32 i = 0; i < count && !err; i++)
-			if (fn(&keys[i], &vals[i], ctx))
-				done = true;
+		for (__u32 i = 0; i < count && !rc; i++)
+			rc = fn(&keys[i], &vals[i], ctx);
 	}
+	err = err ? err : rc < 0 ? rc : 0;
 out:
 	free(keys);
 	free(vals);

@@ -88,28 +88,35 @@ int state_config_get(int fd, struct tb_config *cfg);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
 /* The packets the datapath counted per CPU and has not yet added to the
- * buckets, as read at one moment: over-limit ones (dropcache), and ones
- * admitted from credit by layout 5 until an upgrade drains them
- * (passcache). Summed per address and sorted by it, whichever slot held
- * them: during an upgrade, programs that place addresses differently
- * share the caches. */
-struct tb_pending_addr {
+ * buckets: over-limit ones (dropcache), and ones admitted from credit by
+ * layout 5 until an upgrade drains them (passcache). Found by address in
+ * whichever slot holds them: during an upgrade, programs that place
+ * addresses differently share the caches. One entry per address and
+ * slot holding its counts. */
+struct tb_pending_at {
 	struct tb_addr addr;
-	struct tb_counters c;
+	__u32 slot;
 };
 
+/* Those the caches held when read, sorted, and the epoch they count for. */
 struct tb_pending {
-	struct tb_pending_addr *v;
+	struct tb_pending_at *v;
 	size_t n;
+	__u16 reset_epoch;
 };
 
-/* Every CPU's pending counts of the reset epoch cfg is at, one entry per
- * address. */
+/* Note where the CPUs' caches hold counts, made under the reset epoch cfg
+ * is at, and of which address. Read before the buckets: an address with
+ * none then can only have had batches flushed since, which its bucket
+ * holds. */
 int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p);
-/* Add to c what address a's bucket b (0: none) counted but does not hold
- * in its counters yet: its credit's admissions and the CPUs' caches. */
-void pending_add(const struct tb_pending *p, const struct tb_addr *a, const struct tb_bucket *b,
-		 struct tb_counters *c);
+/* Make *b, address a's bucket as read (zero: none), hold every count made
+ * for a: its credit's admissions and, for an address p holds, what its
+ * slots hold, read again around a fresh read of the bucket, so that a
+ * batch flushed meanwhile is counted once (flushseq). 0, or -errno
+ * (-EAGAIN: a flush overlapped each of many reads). */
+int pending_add(const struct tb_maps *m, const struct tb_pending *p, const struct tb_addr *a,
+		struct tb_bucket *b);
 void pending_free(struct tb_pending *p);
 /* What bucket b holds at now under rule, in the rule's units, its unspent
  * credit included, as the next locked charge finds it: the burst when the
@@ -126,7 +133,7 @@ __u8 state_owed_shift(__u32 max_addrs);
 /* Forget what evicted buckets owed (reset buckets). */
 int owed_zero(const struct tb_maps *m);
 /* Call fn for every per-address bucket (batched reads); stops when fn
- * returns non-zero. Returns 0 or -errno. */
+ * returns non-zero. Returns 0, or -errno: the reads' or fn's. */
 int buckets_foreach(const struct tb_maps *m,
 		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx);
 

@@ -21,6 +21,9 @@
  *           the swap settles and which buckets made before it are
  *           guarded by; only a fresh attach places them by the keyed
  *           hash.
+ *  10 -> 11: flushseq is new. Until the swap the older program flushes
+ *           without it, so a read then may count a batch twice, as that
+ *           build's reads could.
  * Buckets, shared buckets and the global counters that grew are made anew
  * too, but not copied: the older program writes them until the swap.
  * Instead the new program takes each bucket over from the older map as

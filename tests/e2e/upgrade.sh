@@ -271,6 +271,7 @@ upgrade_from 6 a93f1ef
 upgrade_from 7 89288cc
 upgrade_from 8 c7e79cf
 upgrade_from 9 38ac8cf
+upgrade_from 10 8cdc167
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 summary

@@ -234,38 +234,51 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 	return b;
 }
 
+/* Address addr's bucket (none: zero) with its counters as tbctl reads
+ * them, in show's order: the caches, the bucket, what is pending added.
+ * Whether it has one. */
+static int read_as_tbctl(const char *addr, struct tb_bucket *b)
+{
+	struct tb_pending p;
+	struct tb_addr a;
+	int has = 0;
+
+	memset(b, 0, sizeof(*b));
+	addr_parse(addr, &a);
+	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
+		has = !bpf_map_lookup_elem(rs->m.buckets, &a, b);
+		CHECK(!pending_add(&rs->m, &p, &a, b), "%s: read what is pending", addr);
+		pending_free(&p);
+	}
+	return has;
+}
+
+static struct tb_bucket bucket_of(const char *addr)
+{
+	struct tb_bucket b;
+
+	CHECK(read_as_tbctl(addr, &b), "bucket of %s exists", addr);
+	return b;
+}
+
 /* What is counted but not yet in the bucket's counters: admissions its
  * credit counts, and drops in the per-CPU caches. */
 static struct tb_counters pending_of(const char *addr)
 {
-	struct tb_counters c = {};
-	struct tb_pending p;
-	struct tb_bucket b;
+	struct tb_bucket b, raw = {};
 	struct tb_addr a;
-	int has;
 
+	read_as_tbctl(addr, &b);
 	addr_parse(addr, &a);
-	has = !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
-	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
-		pending_add(&p, &a, has ? &b : NULL, &c);
-		pending_free(&p);
-	}
-	return c;
-}
-
-/* The bucket with its counters as tbctl reads them: pending counts added. */
-static struct tb_bucket bucket_of(const char *addr)
-{
-	struct tb_bucket b = raw_bucket_of(addr);
-	struct tb_counters c = pending_of(addr);
-
-	b.c.passed_packets += c.passed_packets;
-	b.c.passed_bytes += c.passed_bytes;
-	b.c.dropped_packets += c.dropped_packets;
-	b.c.dropped_bytes += c.dropped_bytes;
-	b.c.monitored_packets += c.monitored_packets;
-	b.c.monitored_bytes += c.monitored_bytes;
-	return b;
+	bpf_map_lookup_elem(rs->m.buckets, &a, &raw);
+	return (struct tb_counters){
+		.passed_packets = b.c.passed_packets - raw.c.passed_packets,
+		.passed_bytes = b.c.passed_bytes - raw.c.passed_bytes,
+		.dropped_packets = b.c.dropped_packets - raw.c.dropped_packets,
+		.dropped_bytes = b.c.dropped_bytes - raw.c.dropped_bytes,
+		.monitored_packets = b.c.monitored_packets - raw.c.monitored_packets,
+		.monitored_bytes = b.c.monitored_bytes - raw.c.monitored_bytes,
+	};
 }
 
 /* What a bucket holds at its latest charge: its level and the credit
@@ -1055,25 +1068,47 @@ static void slot_mates_with_drops(char *a, int first, char *other, size_t len, s
 	CHECK_EQ(pass_count(xdp_fd, fa, 10, XDP_DROP), 10, "%s: 10 drops without the lock", a);
 }
 
+/* CPU 0's flush sequence of address a's cache slot. */
+static __u64 flushseq_of(const char *a)
+{
+	struct tb_flushseq *v = calloc(libbpf_num_possible_cpus(), sizeof(*v));
+	struct tb_addr k;
+	__u64 seq = 0;
+	__u32 slot;
+
+	addr_parse(a, &k);
+	slot = tb_dropcache_slot(&k, rs->cfg.slot_seed);
+	if (CHECK(v && !bpf_map_lookup_elem(rs->m.flushseq, &slot, v), "read the flush sequences"))
+		seq = v[0].seq;
+	free(v);
+	return seq;
+}
+
 /* Direct mapped, per CPU: an address taking another's slot flushes the
- * other's counts into its bucket; a slot flushes itself after a batch. */
+ * other's counts into its bucket; a slot flushes itself after a batch.
+ * Each flush moves the slot's flush sequence on by two, to even. */
 static void dropcache_flushes_on_collision_and_batch(void)
 {
 	char a[32] = "198.18.23.1", other[32] = "";
 	struct frame fa, fb;
+	__u64 seq;
 
 	slot_mates_with_drops(a, 24, other, sizeof(other), &fa);
 	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 1, "%s: only the locked drop in the bucket", a);
 	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: 10 pending", a);
+	seq = flushseq_of(a);
+	CHECK_EQ(seq % 2, 0, "no flush under way");
 	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fb);
 	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop without the lock", other);
 	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 11, "%s: flushed when %s took the slot", a, other);
+	CHECK_EQ(flushseq_of(a), seq + 2, "one flush begun and ended");
 	CHECK_EQ(pending_of(a).dropped_packets, 0, "%s: nothing pending", a);
 	CHECK_EQ(pending_of(other).dropped_packets, 1, "%s: 1 pending", other);
 	CHECK_EQ(pass_count(xdp_fd, &fb, TB_DROPCACHE_BATCH - 2, XDP_DROP), TB_DROPCACHE_BATCH - 2, "%s: more drops", other);
 	CHECK_EQ(pending_of(other).dropped_packets, TB_DROPCACHE_BATCH - 1, "%s: a batch less one", other);
 	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: the batch's last drop", other);
 	CHECK_EQ(pending_of(other).dropped_packets, 0, "%s: a full batch is flushed", other);
+	CHECK_EQ(flushseq_of(a), seq + 4, "a second flush begun and ended");
 	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
 	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (1 + TB_DROPCACHE_BATCH), "%s: bytes", other);
 	unpin();
@@ -1647,6 +1682,61 @@ static void two_cpus_reset_takes_cached_drops_exactly(void)
 	teardown();
 }
 
+/* One CPU floods an address far over its limit, so that its cache flushes
+ * a batch into the bucket every 256 frames, while another reads the
+ * address's counters as tbctl does, over and over. Each read must count
+ * every frame that had returned before it began and none beyond the one
+ * in flight when it ended: s0 <= counted <= s1 + 1. Reading the caches
+ * and then the bucket, and no more, counted a batch flushed in between
+ * twice. */
+static void two_cpus_reads_count_each_batch_once(void)
+{
+	const char *src = "198.18.28.1";
+	const int reads = 2000;
+	__u64 s0 = 0, s1 = 0, counted = 0, last = 0;
+	struct flooder fl;
+	struct tb_bucket b;
+	struct frame f;
+	pthread_t th;
+	int bad = 0, done = 0;
+
+	if (!two_cpus())
+		return;
+	setup();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	pin_cpu0();
+	frame_ipv4_len(&f, src, 1000);
+	fl = (struct flooder){ .f = &f };
+	pthread_create(&th, NULL, flood, &fl);
+	while (sent_by(&fl) < TB_DROPCACHE_BATCH + 50 && !fl.err)
+		sched_yield();
+	for (; done < reads && !fl.err; done++) {
+		__u64 r0 = sent_by(&fl), r1, c;
+
+		read_as_tbctl(src, &b);
+		r1 = sent_by(&fl);
+		c = b.c.passed_packets + b.c.dropped_packets + b.c.monitored_packets;
+		if ((c < r0 || c > r1 + 1) && !bad++) {
+			s0 = r0;
+			s1 = r1;
+			counted = c;
+		}
+		last = r1;
+	}
+	fl.stop = 1;
+	pthread_join(th, NULL);
+	unpin();
+	CHECK(!fl.err, "test run: %s", strerror(fl.err));
+	CHECK_EQ(bad, 0, "reads out of bounds; the first counted %llu with frames %llu to %llu sent",
+		 (unsigned long long)counted, (unsigned long long)s0, (unsigned long long)s1);
+	b = bucket_of(src);
+	CHECK_EQ(b.c.passed_packets + b.c.dropped_packets, fl.sent, "all %llu frames counted once the flood ended",
+		 (unsigned long long)fl.sent);
+	printf("     %d reads during %llu frames (%llu batches)\n", done, (unsigned long long)last,
+	       (unsigned long long)(last / TB_DROPCACHE_BATCH));
+	teardown();
+}
+
 /* Run f through the program and keep what it made of the packet (and, for
  * tc, of the __sk_buff) in out. */
 static __u32 run_out(int fd, const struct frame *f, struct frame *out, struct __sk_buff *ctx)
@@ -2188,6 +2278,7 @@ TEST_LIST(
 	T(two_cpus_one_bucket_under_the_limit),
 	T(two_cpus_reset_keeps_every_count),
 	T(two_cpus_reset_takes_cached_drops_exactly),
+	T(two_cpus_reads_count_each_batch_once),
 );
 
 int main(int argc, char **argv)
