@@ -25,6 +25,7 @@
 #   layout 9 (38ac8cf): nothing moves; the config's spare room and the
 #                       denycache slots' padding take the reset epochs,
 #                       zero in both, as the older program leaves them;
+#   layout 10 (8cdc167): flushseq is new, which the load makes and pins;
 #   this layout to the fixture's: buckets, shared buckets and the global
 #                       counters grew, so the new program takes each bucket
 #                       over from the older map and the rest is merged once
@@ -36,7 +37,8 @@
 # device uses the maps that are pinned, and nothing is left aside. Then the
 # upgrade is killed at its bpf() calls (kill_points) and at each rename: the
 # next attach finishes it (or does it again), with the rules intact and the
-# datapath on the pinned maps.
+# datapath on the pinned maps. Last, a layout-10 device deleted and made
+# again: one attach takes its pins over and upgrades them.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -59,7 +61,7 @@ on_pins() {
 	# program does not use.
 	missed=$(bpftool -j -f map show | jq -r --argjson prog "$prog" --arg dir "$PINS/" '
 		(map(select(.pinned) | {id, pin: .pinned[]})) as $pins
-		| ["buckets", "rules", "prefixes_v4", "config", "owed", "denycache"][]
+		| ["buckets", "rules", "prefixes_v4", "config", "owed", "denycache", "flushseq"][]
 		| . as $m | [$pins[] | select(.pin == $dir + $m) | .id][0]
 		| select(. as $id | $id == null or ($prog.map_ids | index($id)) == null) | $m') || return 1
 	[[ -z $missed ]] || { echo "the program does not use the pinned" $missed; return 1; }
@@ -274,4 +276,33 @@ upgrade_from 9 38ac8cf
 upgrade_from 10 8cdc167
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
+
+# adopt_upgrade FROM OLD_TBCTL: the older build's device is deleted and
+# made again under its name (a veth or tunnel brought up anew); this
+# build's attach takes the pins over and upgrades them, in one run.
+adopt_upgrade() {
+	local from=$1 old=$2 before code
+	told() { run_r "$old" "$@"; }
+	tnew() { run_r "$TBCTL" "$@"; }
+	check "layout $from attaches and sets rules" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $old -batch - <<<'attach dev $DEV_R mode xdp
+rule set dev $DEV_R default rate 8mbit burst 16k
+rule set dev $DEV_R 198.18.0.16/28 rate 4mbit burst 8k'"
+	before=$(rules told)
+	ip -n "$NS_R" link del "$DEV_R"
+	ip link add "$DEV_S" netns "$NS_S" type veth peer name "$DEV_R" netns "$NS_R"
+	ip -n "$NS_S" link set "$DEV_S" up
+	ip -n "$NS_R" link set "$DEV_R" up
+	tnew attach dev "$DEV_R" 2>"$tmp/adopt"
+	code=$?
+	check "attach takes the pins of the device made again over and upgrades them from layout $from (exit $code: $(tr '\n' ' ' <"$tmp/adopt"))" \
+		bash -c "[ $code = 0 ] && grep -q 'the device was made again' $tmp/adopt &&
+			grep -q 'upgraded the pinned maps from layout $from to $LAYOUT' $tmp/adopt"
+	check "the rules are the same after it" [ "$(rules tnew)" = "$before" ]
+	check "the program on the new device uses the pinned maps, and no pin is left aside" consistent
+	check "status: attached, to the device here" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].device == \"here\"' >/dev/null"
+	check "detach" tnew detach dev "$DEV_R"
+}
+adopt_upgrade 10 "$tmp/v10/build/tbctl"
 summary
