@@ -622,16 +622,22 @@ static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, c
 			  const struct tb_pending_at *at, size_t n, struct tb_bucket *b)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct slot_read *r = calloc(2 * n, sizeof(*r));
-	size_t per = 2 * n * (size_t)(ncpu < 0 ? 0 : ncpu);
-	struct tb_flushseq *seq = calloc(2 * per, sizeof(*seq));
-	struct tb_denyslot *deny = calloc(per, sizeof(*deny));
-	struct tb_dropslot *drop = calloc(per, sizeof(*drop));
-	struct tb_passslot *pass = calloc(per, sizeof(*pass));
+	struct tb_flushseq *seq;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+	struct tb_passslot *pass;
+	struct slot_read *r;
+	size_t per;
 
 	if (ncpu < 0)
-		err = ncpu;
-	else if (!r || !seq || !deny || !drop || !pass)
+		return ncpu;
+	per = 2 * n * ncpu;     /* two reads of n slots, every CPU's copy */
+	r = calloc(2 * n, sizeof(*r));
+	seq = calloc(2 * per, sizeof(*seq));
+	deny = calloc(per, sizeof(*deny));
+	drop = calloc(per, sizeof(*drop));
+	pass = calloc(per, sizeof(*pass));
+	if (!r || !seq || !deny || !drop || !pass)
 		err = -ENOMEM;
 	for (size_t j = 0; !err && j < 2 * n; j++)
 		r[j] = (struct slot_read){ .seq0 = seq + 2 * j * ncpu, .seq1 = seq + (2 * j + 1) * ncpu,
