@@ -95,6 +95,24 @@ static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct
 	return 0;
 }
 
+/* A shared bucket's counters, zeroed in place under its lock, like a
+ * per-address bucket's: rewriting the value from user space would undo
+ * the charges made between the read and the write, tokens included. */
+static long zero_shared_counters(struct bpf_map *map, const __u32 *slot, struct tb_shared *value,
+				 void *ctx)
+{
+	/* Looked up again: 6.1's verifier tracks no lock taken in a
+	 * callback's own value. */
+	struct tb_shared *sh = bpf_map_lookup_elem(&shared, slot);
+
+	if (sh) {
+		bpf_spin_lock(&sh->lock);
+		__builtin_memset(&sh->b.c, 0, sizeof(sh->b.c));
+		bpf_spin_unlock(&sh->lock);
+	}
+	return 0;
+}
+
 /* One CPU's global counters, as they are now, into sum. */
 static long add_cpu_stats(__u64 cpu, struct tb_stats *sum)
 {
@@ -109,10 +127,12 @@ static long add_cpu_stats(__u64 cpu, struct tb_stats *sum)
 }
 
 /* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN for "reset counters",
- * with a struct tb_reset_req as the packet. It zeroes every bucket's
- * counters in place under the lock the datapath takes, so neither a
- * charge in flight nor a bucket's level is lost, as they would be if user
- * space rewrote the elements; then the global counters (tb_abi.h). */
+ * with a struct tb_reset_req as the packet. It moves the reset epoch on,
+ * then zeroes every bucket's counters, per address and shared, in place
+ * under the lock the datapath takes, so neither a charge in flight nor a
+ * bucket's level is lost, as they would be if user space rewrote the
+ * elements; then the global counters (tb_abi.h). The epoch goes first:
+ * a flush that finds it moved on comes after the bucket was zeroed. */
 SEC("xdp")
 int tb_reset_counters(struct xdp_md *ctx)
 {
@@ -121,10 +141,13 @@ int tb_reset_counters(struct xdp_md *ctx)
 	struct tb_stats sum = {};
 	__u64 *mine, *s = (__u64 *)&sum, *taken;
 	__u32 zero = 0;
+	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 
-	if ((void *)(req + 1) > data_end)
+	if ((void *)(req + 1) > data_end || !cfg)
 		return XDP_ABORTED;
+	WRITE_ONCE(cfg->reset_epoch, req->reset_epoch);
 	bpf_for_each_map_elem(&buckets, zero_counters, 0, 0);
+	bpf_for_each_map_elem(&shared, zero_shared_counters, 0, 0);
 	mine = bpf_map_lookup_elem(&stats, &zero);
 	if (!mine || !req->stats_cpus)
 		return XDP_PASS;

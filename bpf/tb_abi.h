@@ -464,10 +464,13 @@ struct tb_stats {
  * no other CPU may write them: the program reads every CPU's counters
  * and takes their sum from its own CPU's with atomic adds. The sum over
  * the CPUs, all that is ever read, then restarts from zero, and a count
- * made meanwhile on any CPU is kept. */
+ * made meanwhile on any CPU is kept. The new reset epoch is written by
+ * the same run, so a tbctl killed around it leaves all of a reset or
+ * none. */
 struct tb_reset_req {
 	__u32 stats_cpus;       /* CPUs whose global counters to reset; 0: none */
-	__u32 pad;
+	__u16 reset_epoch;      /* tb_config.reset_epoch from this reset on */
+	__u16 pad;
 	struct tb_stats taken;  /* out: what the reset took */
 };
 

@@ -338,7 +338,9 @@ static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, voi
  * tb_reset_req), so no charge in flight is lost or kept. What the CPUs
  * hold in their caches is left to them: the new reset epoch, set before,
  * makes it stale (tb_config.reset_epoch). */
-static int reset_counters(const char *dev, __u32 max_addrs)
+/* The reset program, in one run: the new reset epoch, every bucket's
+ * counters (per address and shared) and the global ones. */
+static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
 {
 	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .repeat = 1);
@@ -347,7 +349,10 @@ static int reset_counters(const char *dev, __u32 max_addrs)
 
 	if ((int)req.stats_cpus < 0)
 		return (int)req.stats_cpus;
-	skel = open_pinned(dev, max_addrs);
+	err = pending_epoch_next(m, cfg, &req.reset_epoch);
+	if (err)
+		return err;
+	skel = open_pinned(dev, cfg->max_addrs);
 	if (!skel)
 		return -errno;
 	err = tb__load(skel);
@@ -356,10 +361,16 @@ static int reset_counters(const char *dev, __u32 max_addrs)
 	if (!err && o.retval != XDP_PASS)
 		err = -EINVAL;
 	tb__destroy(skel);
-	return err;
+	if (err)
+		return err;
+	cfg->reset_epoch = req.reset_epoch;
+	return pending_passcache_zero(m);
 }
 
-static int reset_shared(const struct tb_maps *m, int what)
+/* Shared buckets refilled: a rewrite from user space, which a charge
+ * between its read and its write is lost to, as the bucket is forgotten
+ * anyway. */
+static int refill_shared(const struct tb_maps *m)
 {
 	for (int id = 0; id < TB_MAX_RULES; id++) {
 		__u32 slot = rs.rules[id].shared;
@@ -369,10 +380,7 @@ static int reset_shared(const struct tb_maps *m, int what)
 			continue;
 		if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
-		if (what == RESET_BUCKETS)
-			tb_fill(&sh.b.lvl, 0, &rs.rules[id].r);
-		else
-			memset(&sh.b.c, 0, sizeof(sh.b.c));
+		tb_fill(&sh.b.lvl, 0, &rs.rules[id].r);
 		if (bpf_map_update_elem(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
 	}
@@ -387,22 +395,23 @@ static int run_reset(const struct cmd_args *a)
 	if (open_attached("reset", a->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
-	/* First: what the CPUs count from here on is the new counters'. */
-	if (!err)
-		err = pending_restart(&m, &rs.cfg);
 	if (!err && a->reset == RESET_BUCKETS) {
-		err = buckets_foreach(&m, delete_bucket, &m);
+		/* First: what the CPUs count from here on is the new
+		 * buckets'. */
+		err = pending_restart(&m, &rs.cfg);
+		if (!err)
+			err = buckets_foreach(&m, delete_bucket, &m);
 		if (!err)
 			err = owed_zero(&m);
 		/* CPUs keep copies of the forgotten buckets' bounds:
 		 * made stale. */
 		if (!err)
 			err = ruleset_invalidate(&rs);
+		if (!err)
+			err = refill_shared(&m);
 	}
 	if (!err && a->reset == RESET_COUNTERS)
-		err = reset_counters(a->dev, rs.cfg.max_addrs);
-	if (!err)
-		err = reset_shared(&m, a->reset);
+		err = reset_counters(a->dev, &m, &rs.cfg);
 	maps_close(&m);
 	if (err) {
 		out_error("reset dev %s: %s", a->dev, strerror(-err));

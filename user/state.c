@@ -729,32 +729,24 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 }
 
 
-/* Overwrite every slot of a per-CPU cache with zeros on every CPU. */
-static int cache_zero(int fd, size_t value_size, int ncpu)
+/* A slot no packet has touched since some earlier reset keeps its counts
+ * and epoch, and must not be read as current when the 16-bit epoch comes
+ * round to its value again. */
+int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next)
 {
-	void *zero = calloc(ncpu, value_size);
-	int err = 0;
+	int ncpu = libbpf_num_possible_cpus();
+	__u16 cur = cfg->reset_epoch;
+	unsigned char *held;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+	int err;
 
-	if (!zero)
-		return -ENOMEM;
-	for (__u32 i = 0; i < TB_DROPCACHE_SLOTS && !err; i++)
-		if (bpf_map_update_elem(fd, &i, zero, BPF_ANY))
-			err = -errno;
-	free(zero);
-	return err;
-}
-
-/* The epoch after cur that no CPU's slot still holding counts was
- * counted under: a slot no packet has touched since some earlier reset
- * keeps its counts and epoch, and must not be read as current when the
- * 16-bit epoch comes round to its value again. */
-static int epoch_next(const struct tb_maps *m, int ncpu, __u16 cur, __u16 *next)
-{
-	unsigned char *held = calloc(1 << 16, 1);
-	struct tb_denyslot *deny = calloc(ncpu, sizeof(*deny));
-	struct tb_dropslot *drop = calloc(ncpu, sizeof(*drop));
-	int err = !held || !deny || !drop ? -ENOMEM : 0;
-
+	if (ncpu < 0)
+		return ncpu;
+	held = calloc(1 << 16, 1);
+	deny = calloc(ncpu, sizeof(*deny));
+	drop = calloc(ncpu, sizeof(*drop));
+	err = !held || !deny || !drop ? -ENOMEM : 0;
 	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
 		err = slots_read(m, i, deny, drop, NULL);
 		for (int cpu = 0; !err && cpu < ncpu; cpu++)
@@ -773,21 +765,38 @@ static int epoch_next(const struct tb_maps *m, int ncpu, __u16 cur, __u16 *next)
 	return err;
 }
 
-int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
+/* Every slot on every CPU, in one call. */
+int pending_passcache_zero(const struct tb_maps *m)
 {
-	int ncpu = libbpf_num_possible_cpus(), err;
-	struct tb_config next = *cfg;
-	__u32 zero = 0;
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	__u32 keys[TB_DROPCACHE_SLOTS], n = TB_DROPCACHE_SLOTS;
+	void *zero;
 
 	if (ncpu < 0)
 		return ncpu;
-	err = epoch_next(m, ncpu, cfg->reset_epoch, &next.reset_epoch);
+	zero = calloc((size_t)ncpu * TB_DROPCACHE_SLOTS, sizeof(struct tb_passslot));
+	if (!zero)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = i;
+	if (bpf_map_update_batch(m->passcache, keys, zero, &n, NULL))
+		err = -errno;
+	free(zero);
+	return err;
+}
+
+int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
+{
+	struct tb_config next = *cfg;
+	__u32 zero = 0;
+	int err = pending_epoch_next(m, cfg, &next.reset_epoch);
+
 	if (!err && bpf_map_update_elem(m->config, &zero, &next, BPF_ANY))
 		err = -errno;
 	if (err)
 		return err;
 	*cfg = next;
-	return cache_zero(m->passcache, sizeof(struct tb_passslot), ncpu);
+	return pending_passcache_zero(m);
 }
 
 __u8 state_owed_shift(__u32 max_addrs)

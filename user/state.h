@@ -122,10 +122,15 @@ void pending_free(struct tb_pending *p);
  * credit included, as the next locked charge finds it: the burst when the
  * level is kept in the rule's other unit (the next charge refills it). */
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
-/* Start a reset (before the buckets are zeroed or deleted): the next
- * reset epoch goes to the config and to *cfg, which makes every CPU's
- * pending drops stale, and the passcache, which only an older layout's
- * program writes, is emptied. */
+/* The reset epoch after cfg's that no CPU's cache slot still holding
+ * counts was counted under: a reset moves to it, which makes every CPU's
+ * pending drops stale. */
+int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next);
+/* Empty the passcache, which only an older layout's program writes. */
+int pending_passcache_zero(const struct tb_maps *m);
+/* Start a reset from user space (before the buckets are deleted): the
+ * next reset epoch goes to the config and to *cfg, and the passcache is
+ * emptied. reset counters has its program write the epoch instead. */
 int pending_restart(const struct tb_maps *m, struct tb_config *cfg);
 /* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
  * up to a power of two, and at least one per lock stripe (tb_abi.h). */

@@ -4,7 +4,8 @@
 # shows it, and the next change repairs what the kill left half-done (a
 # prefix in two slots), keeping the rule that was shown. Then attach,
 # killed at each of its bpf() calls: status says what it finds, and the
-# next attach or detach recovers with no manual step.
+# next attach or detach recovers with no manual step. And reset counters,
+# killed at its bpf() calls: every count is as it was, or all are zero.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -49,6 +50,53 @@ for change in set del; do
 	check "rule $change: the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
 		bash -c "grep -q '$([[ $change == set ]] && echo $OLD || echo none)' <<<'$seen' && grep -q '$([[ $change == set ]] && echo $NEW || echo none)' <<<'$seen'"
 done
+check "detach" tb detach dev "$DEV_R"
+
+# Before each kill of a reset: 40 datagrams from a source over its cap,
+# whose drops wait in the CPUs' caches, and 20 into a shared prefix.
+# counts: that source's, the prefix's and the global counters.
+CAPPED=${SRC4[0]} SHARED=${SRC4[1]}
+counts() {
+	local rows global
+	rows=$(tb -j show dev "$DEV_R" | jq -r --arg a "$CAPPED" --arg s "$SHARED/32" \
+		'[.[] | select(.address == $a or .address == $s) | "\(.address) \(.passed_packets) \(.dropped_packets)"] | sort | join(", ")')
+	global=$(tb -j stats dev "$DEV_R" | jq -r '"\(.passed_packets) \(.dropped_packets)"')
+	echo "$rows; global $global"
+}
+send_some() {
+	in_s "$TBGEN" send --src "$CAPPED" --dst 198.18.0.2 --port 9001 --size 500 --count 40 --pps 4000 >/dev/null &&
+		in_s "$TBGEN" send --src "$SHARED" --dst 198.18.0.2 --port 9001 --size 500 --count 20 --pps 4000 >/dev/null
+}
+check "attach, rules for the reset kills" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -batch - <<<'attach dev $DEV_R
+rule set dev $DEV_R default rate 8kbit burst 5k
+rule set dev $DEV_R $SHARED/32 rate 8kbit burst 5k scope shared'"
+tb reset counters dev "$DEV_R"
+send_some
+run_r strace -f -qq -e trace=bpf -o "$tmp/trace" "$TBCTL" reset counters dev "$DEV_R" >/dev/null
+zero=$(counts)
+kills=$(kill_points "$tmp/trace")
+check "reset counters makes $(grep -c '^[0-9]* *bpf(' "$tmp/trace") bpf() calls ($(wc -w <<<"$kills") to kill it at), and zeroes: $zero" \
+	[ "$(wc -w <<<"$kills")" -gt 5 -a "$zero" = "$CAPPED 0 0, $SHARED/32 0 0; global 0 0" ]
+bad=0 seen=""
+for k in $kills; do
+	tb reset counters dev "$DEV_R"
+	send_some || { bad=1; echo "kill $k: no traffic"; }
+	before=$(counts)
+	run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
+		"$TBCTL" reset counters dev "$DEV_R" >/dev/null 2>&1
+	after=$(counts)
+	if [[ $after == "$before" ]]; then
+		seen+=" none"
+	elif [[ $after == "$zero" ]]; then
+		seen+=" all"
+	else
+		bad=1
+		echo "kill at bpf() call $k of reset counters: before '$before', after '$after'"
+	fi
+done
+check "reset counters killed at each of those points: all of the reset or none" [ "$bad" = 0 ]
+check "the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
+	bash -c "grep -q none <<<'$seen' && grep -q all <<<'$seen'"
 check "detach" tb detach dev "$DEV_R"
 
 # gone: nothing of tbctl's left on the device.

@@ -64,6 +64,27 @@ prog_id() {
 	[[ $s =~ \"prog_id\":([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 
+# kill_points TRACE: the bpf() calls (numbered from 1) at which to kill a
+# tbctl command that made the calls in strace's TRACE: the first, each one
+# after a call that may change what outlives tbctl (a pin, a map write, a
+# program run; the last such gives one past the end), and every 8th in the
+# runs of calls that only read or make process-local objects, for what
+# other syscalls change meanwhile. Killed at any other call, it leaves the
+# state of one of these.
+kill_points() {
+	grep -o '^[0-9]* *bpf(BPF_[A-Z_]*' "$1" | sed 's/.*(//' | awk '
+		BEGIN {
+			n = split("OBJ_GET OBJ_GET_INFO_BY_FD MAP_LOOKUP_ELEM MAP_LOOKUP_BATCH MAP_GET_NEXT_KEY " \
+				"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID BTF_GET_FD_BY_ID BTF_LOAD MAP_CREATE " \
+				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE", r)
+			for (i = 1; i <= n; i++)
+				local_only["BPF_" r[i]] = 1
+			print 1
+			last = 1
+		}
+		!($1 in local_only) || NR + 1 - last >= 8 { print NR + 1; last = NR + 1 }'
+}
+
 # Sum of a per-address counter from "tbctl -j show".
 show_field() { # ADDR FIELD [tb|tbs] [DEV]
 	"${3:-tb}" -j show dev "${4:-$DEV_R}" addr "$1" 2>/dev/null | jq -r ".[0].$2 // 0"

@@ -80,27 +80,6 @@ lets_go() { no_older_buckets tnew; }
 finished() {
 	tnew -j status dev "$DEV_R" | jq -e '.[0] | .attached and (has("error") | not)' >/dev/null
 }
-# kill_points TRACE: the bpf() calls (numbered from 1) at which to kill an
-# upgrade that made the calls in strace's TRACE: the first, each one after
-# a call that may change what outlives tbctl (a pin, a map write, a program
-# run; the last such gives one past the end), and every 8th in the runs of
-# calls that only read or make process-local objects, for what other
-# syscalls change meanwhile. Killed at any other call, it leaves the state
-# of one of these.
-kill_points() {
-	grep -o '^[0-9]* *bpf(BPF_[A-Z_]*' "$1" | sed 's/.*(//' | awk '
-		BEGIN {
-			n = split("OBJ_GET OBJ_GET_INFO_BY_FD MAP_LOOKUP_ELEM MAP_LOOKUP_BATCH MAP_GET_NEXT_KEY " \
-				"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID BTF_GET_FD_BY_ID BTF_LOAD MAP_CREATE " \
-				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE", r)
-			for (i = 1; i <= n; i++)
-				local_only["BPF_" r[i]] = 1
-			print 1
-			last = 1
-		}
-		!($1 in local_only) || NR + 1 - last >= 8 { print NR + 1; last = NR + 1 }'
-}
-
 # Before a kill: 20 datagrams from a capped source, 20 from one whose
 # rule's burst sets aside credit for 30 of them (layouts 4 on admit the
 # last 19 without the lock) and 20 from the shared prefix, all within
