@@ -1582,6 +1582,35 @@ static void two_cpus_one_bucket_under_the_limit(void)
 	teardown();
 }
 
+/* Runs f RACE_RUNS times on CPU 1 while this thread, on CPU 0, resets the
+ * counters over and over; *took sums what the resets took and *ns is how
+ * long it all took. Returns how many resets ran. */
+static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct racer r = { .cpu = 1, .f = f };
+	__u64 resets = 0, t0 = mono_ns();
+	struct tb_stats taken;
+	pthread_t th;
+
+	memset(took, 0, sizeof(*took));
+	pin_cpu0();
+	pthread_create(&th, NULL, race, &r);
+	while (pthread_tryjoin_np(th, NULL) == EBUSY) {
+		if (reset_counters(ncpu, &taken) != XDP_PASS)
+			break;
+		for (size_t i = 0; i < sizeof(taken) / sizeof(__u64); i++)
+			((__u64 *)took)[i] += ((__u64 *)&taken)[i];
+		resets++;
+	}
+	pthread_join(th, NULL);
+	*ns = mono_ns() - t0;
+	unpin();
+	CHECK(!r.err, "test run: %s", strerror(r.err));
+	CHECK(resets > 10, "the counters were reset during the flood (%llu times)", (unsigned long long)resets);
+	return resets;
+}
+
 /* One CPU floods an address while another resets the counters again and
  * again: what the resets took and what the counters hold at the end add
  * up to what was sent, exactly. Writing zeros into the other CPU's
@@ -1590,11 +1619,8 @@ static void two_cpus_one_bucket_under_the_limit(void)
 static void two_cpus_reset_keeps_every_count(void)
 {
 	const __u64 sent = RACE_RUNS;
-	__u64 took_packets = 0, took_bytes = 0, resets = 0;
-	int ncpu = libbpf_num_possible_cpus();
-	struct tb_stats taken, s;
-	struct racer r;
-	pthread_t th;
+	struct tb_stats took, s;
+	__u64 resets, ns;
 	struct frame f;
 
 	if (!two_cpus())
@@ -1602,26 +1628,15 @@ static void two_cpus_reset_keeps_every_count(void)
 	setup();
 	set_rule("default", 10000000, 10000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, "198.18.14.4", 100);
-	CHECK_EQ(reset_counters(ncpu, NULL), XDP_PASS, "reset before the race");
-	pin_cpu0();
-	r = (struct racer){ .cpu = 1, .f = &f };
-	pthread_create(&th, NULL, race, &r);
-	while (pthread_tryjoin_np(th, NULL) == EBUSY) {
-		if (reset_counters(ncpu, &taken) != XDP_PASS)
-			break;
-		took_packets += taken.c.passed_packets + taken.c.dropped_packets + taken.c.monitored_packets;
-		took_bytes += taken.c.passed_bytes + taken.c.dropped_bytes + taken.c.monitored_bytes;
-		resets++;
-	}
-	pthread_join(th, NULL);
-	unpin();
-	CHECK(!r.err, "test run: %s", strerror(r.err));
+	CHECK_EQ(reset_counters(libbpf_num_possible_cpus(), NULL), XDP_PASS, "reset before the race");
+	resets = race_resets(&f, &took, &ns);
 	s = totals();
-	CHECK(resets > 10, "the counters were reset during the flood (%llu times)", (unsigned long long)resets);
-	CHECK_EQ(took_packets + s.c.passed_packets + s.c.dropped_packets + s.c.monitored_packets, sent,
-		 "packets taken by %llu resets + counted after == sent", (unsigned long long)resets);
-	CHECK_EQ(took_bytes + s.c.passed_bytes + s.c.dropped_bytes + s.c.monitored_bytes, sent * 100,
-		 "bytes taken + counted after == sent");
+	CHECK_EQ(took.c.passed_packets + took.c.dropped_packets + took.c.monitored_packets + s.c.passed_packets +
+			 s.c.dropped_packets + s.c.monitored_packets,
+		 sent, "packets taken by %llu resets + counted after == sent", (unsigned long long)resets);
+	CHECK_EQ(took.c.passed_bytes + took.c.dropped_bytes + took.c.monitored_bytes + s.c.passed_bytes +
+			 s.c.dropped_bytes + s.c.monitored_bytes,
+		 sent * 100, "bytes taken + counted after == sent");
 	printf("     %llu resets during %llu packets, %llu of them counted after the last\n",
 	       (unsigned long long)resets, (unsigned long long)sent,
 	       (unsigned long long)(s.c.passed_packets + s.c.dropped_packets));
@@ -1638,11 +1653,8 @@ static void two_cpus_reset_keeps_every_count(void)
 static void two_cpus_reset_keeps_the_shared_level(void)
 {
 	const __u64 rate = 20000000, burst = 10000, sent = RACE_RUNS;
-	__u64 passed = 0, dropped = 0, resets = 0, t0, t1, bound;
-	int ncpu = libbpf_num_possible_cpus();
-	struct tb_stats taken, s;
-	struct racer r;
-	pthread_t th;
+	__u64 passed, dropped, resets, ns, bound;
+	struct tb_stats took, s;
 	struct frame f;
 
 	if (!two_cpus())
@@ -1650,27 +1662,12 @@ static void two_cpus_reset_keeps_the_shared_level(void)
 	setup();
 	set_rule("198.18.33.0/24", rate, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
 	frame_ipv4_len(&f, "198.18.33.1", 100);
-	CHECK_EQ(reset_counters(ncpu, NULL), XDP_PASS, "reset before the race");
-	pin_cpu0();
-	r = (struct racer){ .cpu = 1, .f = &f };
-	t0 = mono_ns();
-	pthread_create(&th, NULL, race, &r);
-	while (pthread_tryjoin_np(th, NULL) == EBUSY) {
-		if (reset_counters(ncpu, &taken) != XDP_PASS)
-			break;
-		passed += taken.c.passed_bytes;
-		dropped += taken.c.dropped_packets;
-		resets++;
-	}
-	pthread_join(th, NULL);
-	t1 = mono_ns();
-	unpin();
-	CHECK(!r.err, "test run: %s", strerror(r.err));
+	CHECK_EQ(reset_counters(libbpf_num_possible_cpus(), NULL), XDP_PASS, "reset before the race");
+	resets = race_resets(&f, &took, &ns);
 	s = totals();
-	passed += s.c.passed_bytes;
-	dropped += s.c.dropped_packets;
-	bound = burst + (__u64)((unsigned __int128)rate * (t1 - t0) / 1000000000ULL);
-	CHECK(resets > 10, "the counters were reset during the flood (%llu times)", (unsigned long long)resets);
+	passed = took.c.passed_bytes + s.c.passed_bytes;
+	dropped = took.c.dropped_packets + s.c.dropped_packets;
+	bound = burst + (__u64)((unsigned __int128)rate * ns / 1000000000ULL);
 	CHECK(dropped > 0, "the flood was over the rate");
 	CHECK(passed <= bound, "admitted %llu B <= b + r*T = %llu B across %llu resets", (unsigned long long)passed,
 	      (unsigned long long)bound, (unsigned long long)resets);
