@@ -332,14 +332,13 @@ static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, voi
 	return bpf_map_delete_elem(m->buckets, k) && errno != ENOENT ? -errno : 0;
 }
 
-/* Per-address and global counters are reset by the datapath's own reset
- * program: per address under the datapath's locks, globally by taking
- * what every CPU counted from one CPU's counters (tb_abi.h,
- * tb_reset_req), so no charge in flight is lost or kept. What the CPUs
- * hold in their caches is left to them: the new reset epoch, set before,
- * makes it stale (tb_config.reset_epoch). */
-/* The reset program, in one run: the new reset epoch, every bucket's
- * counters (per address and shared) and the global ones. */
+/* Counters are reset by the datapath's own reset program, in one run, so
+ * a kill leaves all of it or none: it writes the new reset epoch, which
+ * makes what the CPUs hold in their caches stale and leaves it to them
+ * (tb_config.reset_epoch); zeroes the per-address and shared buckets'
+ * counters under the datapath's locks; and takes what every CPU counted
+ * from one CPU's global counters (tb_abi.h, tb_reset_req). No charge in
+ * flight is lost or kept. */
 static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
 {
 	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
