@@ -288,6 +288,8 @@ static int run_attach(const struct cmd_args *args)
 	}
 	pins = state_pins_begin();
 	err = pins < 0 ? pins : tb__load(skel);
+	if (!err)
+		err = state_pin_config(a->dev, skel);
 	state_pins_end(pins);
 	if (err && upgrading)
 		upgrade_abandon(a->dev, &moves);

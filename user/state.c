@@ -108,12 +108,29 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	state_dir(dev, dir, sizeof(dir));
-	/* The maps of TB_MAPS; an upgrade's other maps are the load's own. */
+	/* The maps of TB_MAPS; an upgrade's other maps are the load's own.
+	 * A config not pinned yet is pinned by attach after the load pinned
+	 * the rest (state_pin_config): pins without one are an attach that
+	 * was stopped, whatever order the object lists its maps in. */
 	for (int i = 0; i < tb_map_count; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
-		bpf_map__set_pin_path(bpf_object__find_map_by_name(skel->obj, tb_map_names[i]), path);
+		if (strcmp(tb_map_names[i], "config") || !access(path, F_OK))
+			bpf_map__set_pin_path(bpf_object__find_map_by_name(skel->obj, tb_map_names[i]), path);
 	}
 	return skel;
+}
+
+int state_pin_config(const char *dev, struct tb *skel)
+{
+	char path[PATH_MAX + 32];
+	int err;
+
+	if (bpf_map__is_pinned(skel->maps.config))
+		return 0;
+	state_dir(dev, path, sizeof(path));
+	strcat(path, "/config");
+	err = bpf_map__pin(skel->maps.config, path);
+	return err < 0 ? err : 0;
 }
 
 /* path, in TB_LOCK_DIR (made when missing), opened with flags and

@@ -49,6 +49,9 @@ int bpffs_ensure(void);
  * which a load reuses when they exist and creates when not; the table and
  * owed[] sized for max_addrs. */
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
+/* Pin the config of skel, loaded by open_pinned, if it is not pinned yet:
+ * the last pin an attach makes. 0 or -errno. */
+int state_pin_config(const char *dev, struct tb *skel);
 void state_dir(const char *dev, char *buf, size_t len);
 /* The clock the datapath reads (bpf_ktime_get_ns), in ns. */
 __u64 state_now_ns(void);
