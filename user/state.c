@@ -520,6 +520,36 @@ static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny
 	return 0;
 }
 
+/* Call fn for slot i of each CPU's caches, for every i, all read at once
+ * per i (pass NULL unless with_pass); stops at fn's first non-zero. */
+static int slots_each(const struct tb_maps *m, bool with_pass,
+		      int (*fn)(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
+				const struct tb_passslot *pass, void *ctx),
+		      void *ctx)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+	struct tb_passslot *pass;
+
+	if (ncpu < 0)
+		return ncpu;
+	deny = calloc(ncpu, sizeof(*deny));
+	drop = calloc(ncpu, sizeof(*drop));
+	pass = calloc(ncpu, sizeof(*pass));
+	if (!deny || !drop || !pass)
+		err = -ENOMEM;
+	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
+		err = slots_read(m, i, deny, drop, with_pass ? pass : NULL);
+		for (int cpu = 0; !err && cpu < ncpu; cpu++)
+			err = fn(i, &deny[cpu], &drop[cpu], with_pass ? &pass[cpu] : NULL, ctx);
+	}
+	free(deny);
+	free(drop);
+	free(pass);
+	return err;
+}
+
 static int pending_cmp(const void *x, const void *y)
 {
 	const struct tb_pending_at *a = x, *b = y;
@@ -528,36 +558,29 @@ static int pending_cmp(const void *x, const void *y)
 	return c ? c : a->slot < b->slot ? -1 : a->slot > b->slot;
 }
 
+/* Note which address CPU's slot i holds counts of. */
+static int pending_note(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
+			const struct tb_passslot *pass, void *ctx)
+{
+	struct tb_pending *p = ctx;
+
+	if (deny->drop_epoch == p->reset_epoch && (drop->dropped_packets || drop->monitored_packets))
+		p->v[p->n++] = (struct tb_pending_at){ .addr = drop->addr, .slot = i };
+	if (pass->passed_packets)
+		p->v[p->n++] = (struct tb_pending_at){ .addr = pass->addr, .slot = i };
+	return 0;
+}
+
 int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p)
 {
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	struct tb_denyslot *deny;
-	struct tb_dropslot *drop;
-	struct tb_passslot *pass;
+	int ncpu = libbpf_num_possible_cpus(), err;
 	size_t n = 0;
 
 	if (ncpu < 0)
 		return ncpu;
 	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch };
-	deny = calloc(ncpu, sizeof(*deny));
-	drop = calloc(ncpu, sizeof(*drop));
-	pass = calloc(ncpu, sizeof(*pass));
 	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
-	if (!deny || !drop || !pass || !p->v)
-		err = -ENOMEM;
-	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
-		err = slots_read(m, i, deny, drop, pass);
-		for (int cpu = 0; !err && cpu < ncpu; cpu++) {
-			if (deny[cpu].drop_epoch == p->reset_epoch &&
-			    (drop[cpu].dropped_packets || drop[cpu].monitored_packets))
-				p->v[p->n++] = (struct tb_pending_at){ .addr = drop[cpu].addr, .slot = i };
-			if (pass[cpu].passed_packets)
-				p->v[p->n++] = (struct tb_pending_at){ .addr = pass[cpu].addr, .slot = i };
-		}
-	}
-	free(deny);
-	free(drop);
-	free(pass);
+	err = p->v ? slots_each(m, true, pending_note, p) : -ENOMEM;
 	if (err) {
 		pending_free(p);
 		return err;
@@ -745,40 +768,34 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, b->credit & 0xffffffffULL) / TB_NANO;
 }
 
+/* Mark in ctx the epoch a slot still holding counts was counted under. */
+static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
+		      const struct tb_passslot *pass, void *ctx)
+{
+	unsigned char *held = ctx;
+
+	(void)i;
+	(void)pass;
+	if (drop->dropped_packets || drop->monitored_packets)
+		held[deny->drop_epoch] = 1;
+	return 0;
+}
 
 /* A slot no packet has touched since some earlier reset keeps its counts
  * and epoch, and must not be read as current when the 16-bit epoch comes
  * round to its value again. */
 int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u16 cur = cfg->reset_epoch;
-	unsigned char *held;
-	struct tb_denyslot *deny;
-	struct tb_dropslot *drop;
-	int err;
+	unsigned char *held = calloc(1 << 16, 1);
+	int err = held ? slots_each(m, false, epoch_held, held) : -ENOMEM;
 
-	if (ncpu < 0)
-		return ncpu;
-	held = calloc(1 << 16, 1);
-	deny = calloc(ncpu, sizeof(*deny));
-	drop = calloc(ncpu, sizeof(*drop));
-	err = !held || !deny || !drop ? -ENOMEM : 0;
-	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
-		err = slots_read(m, i, deny, drop, NULL);
-		for (int cpu = 0; !err && cpu < ncpu; cpu++)
-			if (drop[cpu].dropped_packets || drop[cpu].monitored_packets)
-				held[deny[cpu].drop_epoch] = 1;
-	}
-	*next = cur + 1;
+	*next = cfg->reset_epoch + 1;
 	for (int tries = 1; !err && held[*next]; tries++) {
 		if (tries == 1 << 16)
 			err = -EBUSY;
 		(*next)++;
 	}
 	free(held);
-	free(deny);
-	free(drop);
 	return err;
 }
 
