@@ -55,6 +55,9 @@ int bench_floor(struct xdp_md *ctx)
  * order many_index gives. */
 const volatile __u32 many_n = 1 << 20;
 const volatile __u8 many_floor = 0;
+/* Bytes each visit charges: a full frame lets tbbench empty every
+ * bucket's minimum burst with one visit (a spoofed flood, all over). */
+const volatile __u16 many_len = 64;
 /* Runs so far: the first creates every address's state. */
 __u32 many_run = 0;
 
@@ -96,7 +99,7 @@ __attribute__((noinline)) int many_police(struct tb_stats *st, struct tb_config 
 	if (many_floor)
 		floor_addr(&key, now);
 	else
-		tb_police_addr(st, cfg, &key, TB_CLASS_IPV6, 64, 1, &t, now, &depart);
+		tb_police_addr(st, cfg, &key, TB_CLASS_IPV6, many_len, 1, &t, now, &depart);
 	return 0;
 }
 

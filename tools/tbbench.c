@@ -265,13 +265,15 @@ static void per_packet(struct json_object *doc)
 
 /* The many-address program over many live addresses, timed per address:
  * the floor's (its state one word, or as large as tbctl's), or tbctl's
- * with 1 or 10,000 rules. */
+ * with 1 or 10,000 rules, every address under its limit, or with every
+ * address over it: a spoofed flood, where each drop takes a counting
+ * cache slot that another address holds, so flushes that one. */
 struct many {
 	struct bench *b;
 	struct ruleset *rs;
 };
 
-enum many_kind { MANY_FLOOR, MANY_FLOOR_SIZED, MANY_TBCTL, MANY_TBCTL_10K, MANY_KINDS };
+enum many_kind { MANY_FLOOR, MANY_FLOOR_SIZED, MANY_TBCTL, MANY_TBCTL_10K, MANY_TBCTL_OVER, MANY_KINDS };
 
 static struct many many_load(enum many_kind kind)
 {
@@ -282,6 +284,10 @@ static struct many many_load(enum many_kind kind)
 		die("open bench object");
 	m.b->rodata->many_n = many;
 	m.b->rodata->many_floor = floor;
+	/* Over: the first visit spends the whole burst, and 1 B/s never
+	 * refills a frame's worth between visits. */
+	if (kind == MANY_TBCTL_OVER)
+		m.b->rodata->many_len = TB_BURST_MIN_BYTES;
 	/* Only the tables the program uses get their full size. */
 	bpf_map__set_max_entries(m.b->maps.buckets, floor ? 1 : 2 * many);
 	bpf_map__set_max_entries(m.b->maps.owed, floor ? 1 : 1U << state_owed_shift(2 * many));
@@ -292,10 +298,46 @@ static struct many many_load(enum many_kind kind)
 	if (bench__load(m.b))
 		die("load bench object");
 	m.rs = ruleset_of(m.b->obj);
-	set_rule(m.rs, "default", TB_RATE_MAX, TB_BURST_MAX);
+	if (kind == MANY_TBCTL_OVER)
+		set_rule(m.rs, "default", 1, TB_BURST_MIN_BYTES);
+	else
+		set_rule(m.rs, "default", TB_RATE_MAX, TB_BURST_MAX);
 	if (kind == MANY_TBCTL_10K)
 		many_rules(m.rs, TB_RATE_MAX, TB_BURST_MAX);
 	return m;
+}
+
+/* Packets per address as tbctl reads them: buckets and what the CPUs'
+ * caches hold for them. */
+struct many_count {
+	const struct tb_maps *m;
+	const struct tb_pending *pend;
+	__u64 passed, counted;
+};
+
+static int many_count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+{
+	struct many_count *n = ctx;
+	struct tb_bucket c = *b;
+	int err = pending_add(n->m, n->pend, k, &c);
+
+	n->passed += c.c.passed_packets;
+	n->counted += c.c.passed_packets + c.c.dropped_packets;
+	return err;
+}
+
+static struct many_count many_counted(const struct ruleset *rs)
+{
+	struct many_count n = { .m = &rs->m };
+	struct tb_pending pend;
+
+	if (pending_read(&rs->m, &rs->cfg, &pend))
+		die("read the per-CPU counting caches");
+	n.pend = &pend;
+	if (buckets_foreach(&rs->m, many_count_one, &n))
+		die("read the buckets' counters");
+	pending_free(&pend);
+	return n;
 }
 
 static void many_addresses(struct json_object *doc)
@@ -303,6 +345,7 @@ static void many_addresses(struct json_object *doc)
 	struct json_object *o = json_object_new_object();
 	struct many m[MANY_KINDS];
 	struct timed p[MANY_KINDS];
+	struct many_count over;
 	struct frame f;
 	struct tb_stats s;
 
@@ -311,10 +354,16 @@ static void many_addresses(struct json_object *doc)
 		m[i] = many_load(i);
 		p[i] = (struct timed){ .fd = bpf_program__fd(m[i].b->progs.bench_many), .f = &f,
 				       .reps = 1, .per_run = many };
-		/* The first pass creates every address's state; then time hits. */
+		/* The first pass creates every address's state; then time hits.
+		 * Over the limit, a second pass drops every address's first
+		 * packet under the lock, which leaves a bound for the lockless
+		 * drops that follow. */
 		run_ns(p[i].fd, &f, 1, many);
+		if (i == MANY_TBCTL_OVER)
+			run_ns(p[i].fd, &f, 1, many);
 	}
 	cost_interleaved(p, MANY_KINDS);
+	over = many_counted(m[MANY_TBCTL_OVER].rs);
 	stats_sum(&m[MANY_TBCTL].rs->m, &s);
 	json_add_u64(o, "addresses", many);
 	add_ns(o, "floor_ns", p[MANY_FLOOR].ns);
@@ -331,6 +380,11 @@ static void many_addresses(struct json_object *doc)
 	add_ns(o, "tbctl_over_floor", ratio_of(&p[MANY_TBCTL], &p[MANY_FLOOR]));
 	add_ns(o, "tbctl_over_sized_floor", ratio_of(&p[MANY_TBCTL], &p[MANY_FLOOR_SIZED]));
 	add_ns(o, "ten_k_rules_over_one", ratio_of(&p[MANY_TBCTL_10K], &p[MANY_TBCTL]));
+	add_ns(o, "tbctl_all_over_ns", p[MANY_TBCTL_OVER].ns);
+	add_ns(o, "tbctl_all_over_over_floor", ratio_of(&p[MANY_TBCTL_OVER], &p[MANY_FLOOR]));
+	json_add_u64(o, "all_over_sent_packets", (__u64)(2 + rounds) * many);
+	json_add_u64(o, "all_over_admitted_packets", over.passed);
+	json_add_u64(o, "all_over_counted_packets", over.counted);
 	json_object_object_add(doc, "many_addresses", o);
 	for (int i = 0; i < MANY_KINDS; i++) {
 		bench__destroy(m[i].b);

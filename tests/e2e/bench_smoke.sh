@@ -19,13 +19,17 @@ for k in xdp_v4_drop_over_floor xdp_v4_pass_over_floor xdp_v6_10k_rules_over_one
 	check "per-packet ratio $k, from interleaved rounds" jq -e ".micro.per_packet.ratios.$k > 0" "$r" >/dev/null
 done
 for k in floor_ns floor_sized_ns tbctl_ns tbctl_10k_rules_ns tbctl_over_floor tbctl_over_sized_floor \
-	ten_k_rules_over_one; do
+	ten_k_rules_over_one tbctl_all_over_ns tbctl_all_over_over_floor; do
 	check "many-address figure $k" jq -e ".micro.many_addresses.$k > 0" "$r" >/dev/null
 done
 check "many addresses: the sized floor's state is larger than the floor's" \
 	jq -e '.micro.many_addresses | .floor_sized_bytes_per_address > .floor_bytes_per_address' "$r" >/dev/null
 check "many addresses: a bucket for every address" \
 	jq -e '.micro.many_addresses.tbctl_buckets_created == .micro.many_addresses.addresses' "$r" >/dev/null
+check "many addresses all over their limit: every packet counted, as tbctl reads them" \
+	jq -e '.micro.many_addresses | .all_over_counted_packets == .all_over_sent_packets' "$r" >/dev/null
+check "many addresses all over their limit: at most one burst each admitted" \
+	jq -e '.micro.many_addresses | .all_over_admitted_packets > 0 and .all_over_admitted_packets <= .addresses' "$r" >/dev/null
 for lim in flood over under; do
 	for k in one_cpu_ns two_cpus_ns_per_thread two_cpus_passed_bytes two_cpus_bound_bytes; do
 		check "contention ($lim the limit) figure $k" jq -e ".micro.contention.$lim.$k > 0" "$r" >/dev/null
