@@ -425,6 +425,41 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 		tb_dropcache_flush(cfg, s, i, epoch);
 }
 
+/* Count an over-limit packet of key straight into its bucket b, which the
+ * caller looked up, under the lock the locked path counts under, where
+ * this CPU's cache slot i holds another address's counts: flushing those
+ * would look up and write a second bucket, and in a spoofed flood, whose
+ * addresses are each too rare to stay in a slot, every drop would. The
+ * slot stays its holder's, so an address that floods keeps its batch.
+ * Not where no CPU keeps copies of bounds (no owed[]): every drop then
+ * comes here, and only the slot keeps a flood's drops off its bucket.
+ * Returns whether it counted. */
+static __always_inline int tb_count_direct(const struct tb_config *cfg, const struct tb_denyslot *d,
+					   const struct tb_addr *key, __u32 i, struct tb_bucket *b,
+					   int monitor, __u64 len, __u32 pkts)
+{
+	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
+	__u32 stripe = tb_lock_index(cfg, key);
+	struct tb_lock *lk;
+
+	if (!s || !d || !tb_owes(cfg) || d->drop_epoch != READ_ONCE(cfg->reset_epoch) ||
+	    tb_slot_holds(&s->addr, key) || !(s->dropped_packets || s->monitored_packets))
+		return 0;
+	lk = bpf_map_lookup_elem(&locks, &stripe);
+	if (!lk)
+		return 0;
+	bpf_spin_lock(&lk->lock);
+	if (monitor) {
+		b->c.monitored_packets += pkts;
+		b->c.monitored_bytes += len;
+	} else {
+		b->c.dropped_packets += pkts;
+		b->c.dropped_bytes += len;
+	}
+	bpf_spin_unlock(&lk->lock);
+	return 1;
+}
+
 /* Whether this CPU's copy d of key's bound shows that a packet of len
  * bytes and pkts segments certainly cannot be paid under generation gen. */
 static __always_inline int tb_deny_cached(const struct tb_denyslot *d, const struct tb_addr *key,
@@ -559,16 +594,21 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			*depart = 0;
 		}
 	} else {
-		/* Certainly over the limit: decided and counted without the
-		 * lock and without writing the bucket, so a flood from one
-		 * address over every CPU shares no cache line it writes. The
-		 * bound is read after the rule it was computed under. */
+		/* Certainly over the limit: decided without the lock and
+		 * without writing the bucket, and counted in this CPU's cache,
+		 * so a flood from one address over every CPU shares no cache
+		 * line it writes; counted in the bucket only where the slot is
+		 * another address's (tb_count_direct). The bound is read after
+		 * the rule it was computed under. */
 		barrier();
 		e = READ_ONCE(b->empty_ns);
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
 		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
+			int monitor = rule->action == TB_ACTION_MONITOR;
+
 			tb_deny_keep(d, cfg, key, gen, e, rule);
-			tb_dropcache_count(cfg, d, key, ci, rule->action == TB_ACTION_MONITOR, len, pkts);
+			if (!tb_count_direct(cfg, d, key, ci, b, monitor, len, pkts))
+				tb_dropcache_count(cfg, d, key, ci, monitor, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, pkts, t);

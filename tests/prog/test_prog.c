@@ -1116,7 +1116,9 @@ static __u64 flushseq_of(const char *a)
 
 /* Direct mapped, per CPU: an address taking another's slot flushes the
  * other's counts into its bucket; a slot flushes itself after a batch.
- * Each flush moves the slot's flush sequence on by two, to even. */
+ * Each flush moves the slot's flush sequence on by two, to even. A drop
+ * decided on the bucket itself, whose address the slot does not hold,
+ * is counted in that bucket instead (a spoofed flood's every drop). */
 static void dropcache_flushes_on_collision_and_batch(void)
 {
 	char a[32] = "198.18.23.1", other[32] = "";
@@ -1129,7 +1131,13 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	seq = flushseq_of(a);
 	CHECK_EQ(seq % 2, 0, "no flush under way");
 	drain(xdp_fd, XDP_PASS, XDP_DROP, other, &fb);
-	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop without the lock", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1, "%s: its locked drop in the bucket", other);
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop without the lock, decided on its bucket", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 2, "%s: counted in its bucket, the slot being %s's", other, a);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 2000, "%s: bytes too", other);
+	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: still 10 pending", a);
+	CHECK_EQ(flushseq_of(a), seq, "no flush");
+	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: a drop on this CPU's copy of its bound", other);
 	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 11, "%s: flushed when %s took the slot", a, other);
 	CHECK_EQ(flushseq_of(a), seq + 2, "one flush begun and ended");
 	CHECK_EQ(pending_of(a).dropped_packets, 0, "%s: nothing pending", a);
@@ -1139,8 +1147,42 @@ static void dropcache_flushes_on_collision_and_batch(void)
 	CHECK_EQ(run(xdp_fd, &fb), XDP_DROP, "%s: the batch's last drop", other);
 	CHECK_EQ(pending_of(other).dropped_packets, 0, "%s: a full batch is flushed", other);
 	CHECK_EQ(flushseq_of(a), seq + 4, "a second flush begun and ended");
-	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 1 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
-	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (1 + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_packets, 2 + TB_DROPCACHE_BATCH, "%s: in the bucket", other);
+	CHECK_EQ(raw_bucket_of(other).c.dropped_bytes, 1000 * (2 + TB_DROPCACHE_BATCH), "%s: bytes", other);
+	unpin();
+	teardown();
+}
+
+/* A spoofed flood through a flooding address's slot: each spoofed
+ * address, seen too rarely to keep a copy of its bound, has its drop
+ * decided on its bucket and counted there, with no flush of the slot's
+ * holder, which keeps its batch; every packet is counted once. */
+static void spoofed_drops_leave_the_slot_to_its_flooder(void)
+{
+	char a[32] = "198.18.27.1", mate[4][32];
+	struct frame fa, fm;
+	__u64 seq;
+
+	slot_mates_with_drops(a, 28, mate[0], sizeof(mate[0]), &fa);
+	/* Each next mate from the /24 after the last one's (198.18.X.Y). */
+	for (int i = 1; i < 4; i++)
+		CHECK(slot_mate(a, atoi(mate[i - 1] + strlen("198.18.")) + 1, mate[i], sizeof(mate[i])),
+		      "a slot mate after %s", mate[i - 1]);
+	seq = flushseq_of(a);
+	for (int i = 0; i < 4; i++) {
+		drain(xdp_fd, XDP_PASS, XDP_DROP, mate[i], &fm);
+		CHECK_EQ(run(xdp_fd, &fm), XDP_DROP, "%s: a drop without the lock, in %s's slot", mate[i], a);
+		CHECK_EQ(raw_bucket_of(mate[i]).c.dropped_packets, 2, "%s: both drops in its bucket", mate[i]);
+		CHECK_EQ(pending_of(mate[i]).dropped_packets, 0, "%s: none pending", mate[i]);
+		CHECK_EQ(bucket_of(mate[i]).c.dropped_packets, 2, "%s: read as tbctl reads it: 2 drops", mate[i]);
+		CHECK_EQ(bucket_of(mate[i]).c.passed_packets, 3, "%s: and its burst", mate[i]);
+	}
+	CHECK_EQ(flushseq_of(a), seq, "%s's slot was never flushed", a);
+	CHECK_EQ(pending_of(a).dropped_packets, 10, "%s: its 10 drops still pending", a);
+	CHECK_EQ(run(xdp_fd, &fa), XDP_DROP, "%s: floods on", a);
+	CHECK_EQ(pending_of(a).dropped_packets, 11, "%s: in its batch", a);
+	CHECK_EQ(raw_bucket_of(a).c.dropped_packets, 1, "%s: only the locked drop in the bucket", a);
+	CHECK_EQ(bucket_of(a).c.dropped_packets, 12, "%s: read as tbctl reads it: every drop once", a);
 	unpin();
 	teardown();
 }
@@ -2268,11 +2310,13 @@ static void upgrade_moves_buckets_and_counters(void)
 	frame_ipv4_len(&f, "198.18.40.1", 1000);
 	CHECK_EQ(run(nxdp, &f), XDP_DROP, "new program: the shared prefix is denied until the merge");
 	/* The drop cache holds d's older drops; e takes its slot in the new
-	 * program and flushes them: d moves then. */
+	 * program and flushes them: d moves then. e's first drop without the
+	 * lock is counted in its own bucket, and leaves the slot to d; its
+	 * second, decided on this CPU's copy of its bound, takes the slot. */
 	frame_ipv4_len(&fe, e, 1000);
 	CHECK_EQ(pass_count(nxdp, &fe, 3, XDP_PASS), 3, "%s: the burst passes", e);
-	CHECK_EQ(pass_count(nxdp, &fe, 2, XDP_DROP), 2, "%s: a drop under the lock, then one without it, in %s's slot",
-		 e, d);
+	CHECK_EQ(pass_count(nxdp, &fe, 3, XDP_DROP), 3,
+		 "%s: a drop under the lock, then two without it, in %s's slot", e, d);
 	b = bucket_in(nm.buckets, d);
 	CHECK_EQ(b.c.passed_packets, 3, "%s: moved by the flush, passed packets and all", d);
 	CHECK_EQ(b.c.dropped_packets, 6, "%s: and its 5 pending drops added", d);
@@ -2344,6 +2388,7 @@ TEST_LIST(
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
 	T(dropcache_flushes_on_collision_and_batch),
+	T(spoofed_drops_leave_the_slot_to_its_flooder),
 	T(reset_leaves_cached_drops_stale),
 	T(patterned_addresses_spread_over_the_caches),
 	T(upgraded_pins_keep_the_folded_stripes),
