@@ -439,12 +439,13 @@ static __always_inline int tb_count_direct(const struct tb_config *cfg, const st
 					   int monitor, __u64 len, __u32 pkts)
 {
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
-	__u32 stripe = tb_lock_index(cfg, key);
 	struct tb_lock *lk;
+	__u32 stripe;
 
 	if (!s || !d || !tb_owes(cfg) || d->drop_epoch != READ_ONCE(cfg->reset_epoch) ||
 	    tb_slot_holds(&s->addr, key) || !(s->dropped_packets || s->monitored_packets))
 		return 0;
+	stripe = tb_lock_index(cfg, key);
 	lk = bpf_map_lookup_elem(&locks, &stripe);
 	if (!lk)
 		return 0;

@@ -266,8 +266,8 @@ static void per_packet(struct json_object *doc)
 /* The many-address program over many live addresses, timed per address:
  * the floor's (its state one word, or as large as tbctl's), or tbctl's
  * with 1 or 10,000 rules, every address under its limit, or with every
- * address over it: a spoofed flood, where each drop takes a counting
- * cache slot that another address holds, so flushes that one. */
+ * address over it: a spoofed flood, whose addresses come too rarely for
+ * a CPU to keep a copy of their bounds or a counting cache slot. */
 struct many {
 	struct bench *b;
 	struct ruleset *rs;
