@@ -313,6 +313,7 @@ struct many_count {
 	const struct tb_maps *m;
 	const struct tb_pending *pend;
 	__u64 passed, counted;
+	__u64 most_passed;      /* by any one address */
 };
 
 static int many_count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
@@ -323,6 +324,8 @@ static int many_count_one(const struct tb_addr *k, const struct tb_bucket *b, vo
 
 	n->passed += c.c.passed_packets;
 	n->counted += c.c.passed_packets + c.c.dropped_packets;
+	if (c.c.passed_packets > n->most_passed)
+		n->most_passed = c.c.passed_packets;
 	return err;
 }
 
@@ -384,6 +387,7 @@ static void many_addresses(struct json_object *doc)
 	add_ns(o, "tbctl_all_over_over_floor", ratio_of(&p[MANY_TBCTL_OVER], &p[MANY_FLOOR]));
 	json_add_u64(o, "all_over_sent_packets", (__u64)(2 + rounds) * many);
 	json_add_u64(o, "all_over_admitted_packets", over.passed);
+	json_add_u64(o, "all_over_most_admitted_per_address", over.most_passed);
 	json_add_u64(o, "all_over_counted_packets", over.counted);
 	json_object_object_add(doc, "many_addresses", o);
 	for (int i = 0; i < MANY_KINDS; i++) {
