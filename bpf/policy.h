@@ -388,14 +388,45 @@ static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct 
 	return a[0] == k[0] && a[1] == k[1];
 }
 
+/* Count an over-limit packet of key in its bucket b, under the lock the
+ * locked path counts under. Returns whether it counted. */
+static __always_inline int tb_count_in_bucket(const struct tb_config *cfg, const struct tb_addr *key,
+					      struct tb_bucket *b, int monitor, __u64 len, __u32 pkts)
+{
+	__u32 stripe = tb_lock_index(cfg, key);
+	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
+
+	if (!lk)
+		return 0;
+	bpf_spin_lock(&lk->lock);
+	if (monitor) {
+		b->c.monitored_packets += pkts;
+		b->c.monitored_bytes += len;
+	} else {
+		b->c.dropped_packets += pkts;
+		b->c.dropped_bytes += len;
+	}
+	bpf_spin_unlock(&lk->lock);
+	return 1;
+}
+
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
  * dropcache, whose reset epoch d (the denycache slot i) keeps: the
  * bucket's counters are written only once a batch (or a collision)
  * flushes them. Counts of an earlier epoch are a reset's: emptied before
- * the epoch is written, so tbctl never reads them as this one's. */
+ * the epoch is written, so tbctl never reads them as this one's.
+ *
+ * b is key's bucket where the drop was decided on it (NULL: on this CPU's
+ * copy of the bound). Such a drop, whose slot holds another address's
+ * counts, is counted in b instead: taking the slot would look up and
+ * write a second bucket, and in a spoofed flood, whose addresses are each
+ * too rare to keep a copy or a slot, every drop would. The slot stays its
+ * holder's, so an address that floods keeps its batch. Not where no CPU
+ * keeps copies of bounds (no owed[]): every drop is then decided on its
+ * bucket, and only the slot keeps a flood's drops off it. */
 static __always_inline void tb_dropcache_count(const struct tb_config *cfg, struct tb_denyslot *d,
-					       const struct tb_addr *key, __u32 i, int monitor,
-					       __u64 len, __u32 pkts)
+					       const struct tb_addr *key, __u32 i, struct tb_bucket *b,
+					       int monitor, __u64 len, __u32 pkts)
 {
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
 	__u16 epoch = READ_ONCE(cfg->reset_epoch);
@@ -410,8 +441,11 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 		WRITE_ONCE(d->drop_epoch, epoch);
 	}
 	if (!tb_slot_holds(&s->addr, key)) {
-		if (s->dropped_packets || s->monitored_packets)
+		if (s->dropped_packets || s->monitored_packets) {
+			if (b && tb_owes(cfg) && tb_count_in_bucket(cfg, key, b, monitor, len, pkts))
+				return;
 			tb_dropcache_flush(cfg, s, i, epoch);
+		}
 		s->addr = *key;
 	}
 	if (monitor) {
@@ -423,42 +457,6 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 	}
 	if (n >= TB_DROPCACHE_BATCH)
 		tb_dropcache_flush(cfg, s, i, epoch);
-}
-
-/* Count an over-limit packet of key straight into its bucket b, which the
- * caller looked up, under the lock the locked path counts under, where
- * this CPU's cache slot i holds another address's counts: flushing those
- * would look up and write a second bucket, and in a spoofed flood, whose
- * addresses are each too rare to stay in a slot, every drop would. The
- * slot stays its holder's, so an address that floods keeps its batch.
- * Not where no CPU keeps copies of bounds (no owed[]): every drop then
- * comes here, and only the slot keeps a flood's drops off its bucket.
- * Returns whether it counted. */
-static __always_inline int tb_count_direct(const struct tb_config *cfg, const struct tb_denyslot *d,
-					   const struct tb_addr *key, __u32 i, struct tb_bucket *b,
-					   int monitor, __u64 len, __u32 pkts)
-{
-	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
-	struct tb_lock *lk;
-	__u32 stripe;
-
-	if (!s || !d || !tb_owes(cfg) || d->drop_epoch != READ_ONCE(cfg->reset_epoch) ||
-	    tb_slot_holds(&s->addr, key) || !(s->dropped_packets || s->monitored_packets))
-		return 0;
-	stripe = tb_lock_index(cfg, key);
-	lk = bpf_map_lookup_elem(&locks, &stripe);
-	if (!lk)
-		return 0;
-	bpf_spin_lock(&lk->lock);
-	if (monitor) {
-		b->c.monitored_packets += pkts;
-		b->c.monitored_bytes += len;
-	} else {
-		b->c.dropped_packets += pkts;
-		b->c.dropped_bytes += len;
-	}
-	bpf_spin_unlock(&lk->lock);
-	return 1;
 }
 
 /* Whether this CPU's copy d of key's bound shows that a packet of len
@@ -515,7 +513,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	 * bucket is not even looked up, so a flood from one address writes
 	 * only this CPU's memory (and its bucket's counters once a batch). */
 	if (tb_deny_cached(d, key, gen, now, len, pkts)) {
-		tb_dropcache_count(cfg, d, key, ci, d->action == TB_ACTION_MONITOR, len, pkts);
+		tb_dropcache_count(cfg, d, key, ci, 0, d->action == TB_ACTION_MONITOR, len, pkts);
 		return tb_count(st, TB_OVER, d->action, len, pkts);
 	}
 	b = bpf_map_lookup_elem(&buckets, key);
@@ -599,17 +597,14 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		 * without writing the bucket, and counted in this CPU's cache,
 		 * so a flood from one address over every CPU shares no cache
 		 * line it writes; counted in the bucket only where the slot is
-		 * another address's (tb_count_direct). The bound is read after
+		 * another address's (tb_dropcache_count). The bound is read after
 		 * the rule it was computed under. */
 		barrier();
 		e = READ_ONCE(b->empty_ns);
 		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
 		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
-			int monitor = rule->action == TB_ACTION_MONITOR;
-
 			tb_deny_keep(d, cfg, key, gen, e, rule);
-			if (!tb_count_direct(cfg, d, key, ci, b, monitor, len, pkts))
-				tb_dropcache_count(cfg, d, key, ci, monitor, len, pkts);
+			tb_dropcache_count(cfg, d, key, ci, b, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, pkts, t);
