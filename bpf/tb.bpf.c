@@ -14,6 +14,14 @@
  * asks for the device's MTU, so the common frame calls no helper. */
 #define TB_STD_FRAME (14 + 2 * 4 + 1500)
 
+/* Set by tbctl where the kernel has multi-buffer XDP (5.18): the program
+ * is then loaded with BPF_F_XDP_HAS_FRAGS (hook.c), so that it attaches to
+ * a device whose MTU takes frames of more than one buffer (a jumbo MTU
+ * on most drivers), and a frame is charged all its buffers, not the first
+ * one that the parser reads. Elsewhere the helper's branch is dead code,
+ * which the verifier never looks at. */
+const volatile __u8 tb_xdp_frags = 0;
+
 /* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS.
  * Generic XDP also sees GRO and TSO aggregates whole, with no segment
  * count: one longer than the device's MTU allows is charged as the
@@ -23,15 +31,16 @@ int tb_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	__u64 len = tb_xdp_frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
 	struct tb_pkt pkt = {};
 	__u64 depart = 0;
 	__u32 mtu = 0;
 	__u16 delta;
 	int cls, v;
 
-	if (data_end - data > TB_STD_FRAME)
+	if (len > TB_STD_FRAME)
 		bpf_check_mtu(ctx, 0, &mtu, 0, 0);
-	v = tb_police(data, data_end, data_end - data, 0, mtu, 0, &pkt, &cls, &depart);
+	v = tb_police(data, data_end, len, 0, mtu, 0, &pkt, &cls, &depart);
 	if (v == TB_MARK)
 		tb_ecn_set_ce(data, data_end, &pkt, cls, &delta);
 	return v == TB_DROP ? XDP_DROP : XDP_PASS;

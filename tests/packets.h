@@ -10,7 +10,8 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 
-#define FRAME_MAX 4096
+/* A jumbo frame: a 9,000-byte MTU, two VLAN tags (more than one buffer). */
+#define FRAME_MAX (14 + 2 * 4 + 9000)
 
 struct frame {
 	unsigned char b[FRAME_MAX];

@@ -42,6 +42,7 @@
 #include "tb.skel.h"
 #include "bench.skel.h"
 #include "bucket.h"
+#include "hook.h"
 #include "output.h"
 #include "ruleset.h"
 #include "state.h"
@@ -167,11 +168,15 @@ static struct ruleset *ruleset_of(struct bpf_object *obj)
 	return rs;
 }
 
+/* tbctl's object, loaded as tbctl attaches it. */
 static struct tb *load_tb(void)
 {
-	struct tb *t = tb__open_and_load();
+	struct tb *t = tb__open();
 
 	if (!t)
+		die("open tb object");
+	t->rodata->tb_xdp_frags = hook_xdp_frags(t->progs.tb_xdp);
+	if (tb__load(t))
 		die("load tb object");
 	return t;
 }

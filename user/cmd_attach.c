@@ -277,6 +277,7 @@ static int run_attach(const struct cmd_args *args)
 	}
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
 	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
+	skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
 	err = upgrading ? upgrade_plan(a->dev, skel, &moves) : 0;
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",

@@ -29,6 +29,13 @@ static __u32 xdp_flags(int mode)
 	return mode == TB_MODE_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 }
 
+bool hook_xdp_frags(struct bpf_program *xdp)
+{
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) != 1)
+		return false;
+	return !bpf_program__set_flags(xdp, bpf_program__flags(xdp) | BPF_F_XDP_HAS_FRAGS);
+}
+
 void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
 {
 	memset(h, 0, sizeof(*h));

@@ -26,6 +26,10 @@ void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
 /* Attach prog_fd in a->mode (said on failure); *own_qdisc: tbctl made the
  * clsact qdisc. -errno on failure. */
 int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc);
+/* Where the kernel has multi-buffer XDP, let XDP program xdp (not loaded
+ * yet) take frames of more than one buffer, and say so: its caller then
+ * sets tb_xdp_frags, so that such a frame is charged whole. */
+bool hook_xdp_frags(struct bpf_program *xdp);
 /* tbctl's programs on ifindex in any mode, into h[4]; how many. */
 int hooked_anywhere(int ifindex, struct hooked *h);
 /* The id of the program on the hook cfg names, 0 when none of tbctl's is

@@ -2,7 +2,8 @@
 # Per-source caps on real UDP floods in each receive mode: 8 IPv4 and 4
 # IPv6 sources, a default rule and a narrower prefix rule; every source
 # ends within [0.9 r T, b + r T + one frame] and tbctl's per-address count
-# equals what the receiver got.
+# equals what the receiver got. Then jumbo frames, in each mode, charged
+# whole.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -43,5 +44,29 @@ for mode in xdp xdpgeneric tc-ingress; do
 	dropped=$(tb -j stats dev "$DEV_R" | jq .dropped_packets)
 	check "$mode: the flood was dropped ($dropped packets)" [ "$dropped" -gt 10000 ]
 	check "$mode: detach" tb detach dev "$DEV_R"
+done
+
+# Jumbo frames (a 9,000-byte MTU: more than one buffer a frame for native
+# XDP) are attached to in every mode and charged whole: of ten 8,042-byte
+# frames a 20,000-byte burst passes two, where charging a frame's first
+# buffer alone would pass more.
+JUMBO=8000
+ip -n "$NS_S" link set "$DEV_S" mtu 9000
+ip -n "$NS_R" link set "$DEV_R" mtu 9000
+for mode in xdp xdpgeneric tc-ingress; do
+	check "$mode, MTU 9000: attach" tb attach dev "$DEV_R" mode "$mode"
+	tb rule set dev "$DEV_R" default rate 1kbit burst 20000
+	in_r "$TBGEN" recv --seconds 2 >"$tmp/recv" &
+	rpid=$!
+	sleep 0.5
+	in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$DST4" --size $JUMBO --count 10 --seconds 1 >"$tmp/sent"
+	wait $rpid
+	got=$(awk -v s="${SRC4[0]}" '$1 == s { print $2 }' "$tmp/recv")
+	check "$mode, MTU 9000: two of ten jumbo frames received (${got:-0})" [ "${got:-0}" = 2 ]
+	v=$(show_field "${SRC4[0]}" passed_packets)/$(show_field "${SRC4[0]}" passed_bytes)
+	v=$v/$(show_field "${SRC4[0]}" dropped_packets)/$(show_field "${SRC4[0]}" dropped_bytes)
+	check "$mode, MTU 9000: passed/bytes/dropped/bytes $v, every frame whole" \
+		[ "$v" = "2/$((2 * (JUMBO + 42)))/8/$((8 * (JUMBO + 42)))" ]
+	check "$mode, MTU 9000: detach" tb detach dev "$DEV_R"
 done
 summary

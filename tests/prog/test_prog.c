@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
+#include "hook.h"
 #include "tb.skel.h"
 #include "ruleset.h"
 #include "state.h"
@@ -125,6 +126,7 @@ static void setup_hook(int key_dst, int egress)
 		}
 		skel->rodata->tb_key_dst = key_dst;
 		skel->rodata->tb_egress = egress;
+		skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
 		if (tb__load(skel)) {
 			fprintf(stderr, "load BPF object: %s\n", strerror(errno));
 			exit(2);
@@ -2083,6 +2085,16 @@ static void xdp_aggregates_are_charged_by_segments(void)
 		CHECK_EQ(b.c.passed_packets, 1, "a frame the MTU allows is one packet");
 		CHECK_EQ(b.c.passed_bytes, 1514, "charged as it is");
 	}
+	if (ifindex > 0) {
+		/* More buffers than one (BPF_PROG_TEST_RUN splits a frame
+		 * longer than a page): all of them are segmented. */
+		frame_ipv4_len(&f, "198.18.23.5", 9000);
+		frame_tcp(&f, 14, 0);
+		CHECK_EQ(run_xdp_on(ifindex, &f), XDP_PASS, "a 9,000-byte aggregate");
+		b = bucket_of("198.18.23.5");
+		CHECK_EQ(b.c.passed_packets, 7, "counted as the seven segments of its 8,946 bytes of payload");
+		CHECK_EQ(b.c.passed_bytes, 9000 + 6 * 54, "charged the headers seven times");
+	}
 	frame_ipv4_len(&f, "198.18.23.4", 54 + 2921);
 	frame_tcp(&f, 14, 0);
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "the same aggregate on loopback (MTU 65536)");
@@ -2091,6 +2103,30 @@ static void xdp_aggregates_are_charged_by_segments(void)
 	teardown();
 	CHECK(!setns(home, CLONE_NEWNET), "back to the test's network namespace: %s", strerror(errno));
 	close(home);
+}
+
+/* A frame of more than one buffer (a device with a jumbo MTU; here
+ * BPF_PROG_TEST_RUN splits any frame longer than a page) is charged and
+ * counted all its bytes, not the first buffer's that the parser reads. */
+static void jumbo_frames_are_charged_whole(void)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 20000 };
+	struct tb_bucket b;
+	struct frame f;
+
+	setup();
+	CHECK(skel->rodata->tb_xdp_frags, "multi-buffer XDP on this kernel (5.18 on): the program takes such frames");
+	set_spec("default", &spec);
+	frame_ipv4_len(&f, "198.18.24.1", 9000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "a 9,000-byte frame fits the 20,000-byte burst");
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "and so does a second");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "a third does not: 2,000 bytes are left");
+	b = bucket_of("198.18.24.1");
+	CHECK_EQ(b.c.passed_packets, 2, "two passed");
+	CHECK_EQ(b.c.passed_bytes, 18000, "counted whole");
+	CHECK_EQ(b.c.dropped_bytes, 9000, "the dropped one counted whole");
+	CHECK_EQ(raw_bucket_of("198.18.24.1").lvl.tokens / TB_NANO, 2000, "the bucket charged whole");
+	teardown();
 }
 
 static void shape_sets_departure_times(void)
@@ -2383,6 +2419,7 @@ TEST_LIST(
 	T(mark_drops_early_what_is_not_ect),
 	T(gso_aggregates_are_charged_by_segments),
 	T(xdp_aggregates_are_charged_by_segments),
+	T(jumbo_frames_are_charged_whole),
 	T(shape_sets_departure_times),
 	T(denial_writes_nothing_shared),
 	T(credit_admits_without_the_lock),
