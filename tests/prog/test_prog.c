@@ -319,29 +319,37 @@ static int pass_count(int fd, const struct frame *f, int n, __u32 pass)
 	return passed;
 }
 
-static void xdp_ipv4_burst_then_drop(void)
+/* Frames of len bytes from src against a 1000 B/s rule of burst bytes:
+ * as many as the burst holds pass, the next one drops, and every one is
+ * counted whole in the bucket and the global counters. */
+static void burst_then_drop(const char *src, size_t len, __u64 burst)
 {
+	__u64 fit = burst / len;
 	struct frame f;
 	struct tb_bucket b;
 	struct tb_stats s;
 
 	setup();
-	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	frame_ipv4_len(&f, "198.18.0.1", 1000);
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "1st 1000-byte frame, burst 3000");
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "2nd frame");
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "3rd frame");
-	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "4th frame, bucket empty");
-	b = bucket_of("198.18.0.1");
-	CHECK_EQ(b.c.passed_packets, 3, "bucket passed packets");
-	CHECK_EQ(b.c.passed_bytes, 3000, "bucket passed bytes");
-	CHECK_EQ(b.c.dropped_packets, 1, "bucket dropped packets");
-	CHECK_EQ(b.c.dropped_bytes, 1000, "bucket dropped bytes");
+	set_rule("default", 1000, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, src, len);
+	for (__u64 i = 1; i <= fit; i++)
+		CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: %zu-byte frame %llu, burst %llu", src, len, i, burst);
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: the next frame, the bucket empty", src);
+	b = bucket_of(src);
+	CHECK_EQ(b.c.passed_packets, fit, "%s: bucket passed packets", src);
+	CHECK_EQ(b.c.passed_bytes, fit * len, "%s: bucket passed bytes", src);
+	CHECK_EQ(b.c.dropped_packets, 1, "%s: bucket dropped packets", src);
+	CHECK_EQ(b.c.dropped_bytes, len, "%s: bucket dropped bytes", src);
 	s = totals();
-	CHECK_EQ(s.c.passed_packets, 3, "global passed packets");
-	CHECK_EQ(s.c.dropped_bytes, 1000, "global dropped bytes");
-	CHECK_EQ(s.buckets_created, 1, "buckets created");
+	CHECK_EQ(s.c.passed_packets, fit, "%s: global passed packets", src);
+	CHECK_EQ(s.c.dropped_bytes, len, "%s: global dropped bytes", src);
+	CHECK_EQ(s.buckets_created, 1, "%s: buckets created", src);
 	teardown();
+}
+
+static void xdp_ipv4_burst_then_drop(void)
+{
+	burst_then_drop("198.18.0.1", 1000, 3000);
 }
 
 static void xdp_ipv6_burst_then_drop(void)
@@ -2110,23 +2118,10 @@ static void xdp_aggregates_are_charged_by_segments(void)
  * counted all its bytes, not the first buffer's that the parser reads. */
 static void jumbo_frames_are_charged_whole(void)
 {
-	struct rule_spec spec = { .rate = 1, .burst = 20000 };
-	struct tb_bucket b;
-	struct frame f;
-
 	setup();
 	CHECK(skel->rodata->tb_xdp_frags, "multi-buffer XDP on this kernel (5.18 on): the program takes such frames");
-	set_spec("default", &spec);
-	frame_ipv4_len(&f, "198.18.24.1", 9000);
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "a 9,000-byte frame fits the 20,000-byte burst");
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "and so does a second");
-	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "a third does not: 2,000 bytes are left");
-	b = bucket_of("198.18.24.1");
-	CHECK_EQ(b.c.passed_packets, 2, "two passed");
-	CHECK_EQ(b.c.passed_bytes, 18000, "counted whole");
-	CHECK_EQ(b.c.dropped_bytes, 9000, "the dropped one counted whole");
-	CHECK_EQ(raw_bucket_of("198.18.24.1").lvl.tokens / TB_NANO, 2000, "the bucket charged whole");
 	teardown();
+	burst_then_drop("198.18.24.1", 9000, 20000);
 }
 
 static void shape_sets_departure_times(void)
