@@ -27,5 +27,10 @@ else
 	echo 126 >"$job/rc"
 fi
 sync
-echo o >/proc/sysrq-trigger
+# Power off synchronously: the kernel's sysrq poweroff is asynchronous, and
+# anything run after it may find the 9p root already gone (EIO).
 /bin/busybox poweroff -f
+# Only if busybox could not run: the kernel's own, and PID 1 must not
+# exit meanwhile (that panics), so it waits in builtins.
+echo o >/proc/sysrq-trigger
+while :; do read -rt 1 || :; done
