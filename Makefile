@@ -12,10 +12,13 @@ SYS_INC := $(shell $(CC) -E -v -x c /dev/null 2>&1 | \
 # ABI_FLAGS picks a layout for both sides (tests/e2e/upgrade.sh builds the
 # fixture of a later one with -DTB_FIXTURE_NEXT_LAYOUT).
 ABI_FLAGS ?=
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS)
+# Addresses are written as 32-bit words and compared as 64-bit ones
+# (bpf/table.h), so no build may assume the two never alias, as the
+# kernel's own never does.
+BPF_CFLAGS := -O2 -g -target bpf -fno-strict-aliasing -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS)
 # CFLAGS is the user's (make CFLAGS=-fsanitize=address keeps the rest).
 CFLAGS  ?= -O2 -g
-TB_CFLAGS = $(CFLAGS) $(ABI_FLAGS) -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
+TB_CFLAGS = $(CFLAGS) $(ABI_FLAGS) -fno-strict-aliasing -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
 	    -I$(BUILD)
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
@@ -32,7 +35,7 @@ TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
-	   $(BUILD)/tests/test_heap
+	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 

@@ -7,8 +7,8 @@
 #include "policy.h"
 
 /* The least any per-address policer must do: parse, read the clock, find
- * the address's state and write it. Same bounded table type as tbctl's.
- * Its state is one word, unless tbbench gives it a larger value (up to a
+ * the address's state in a bounded kernel table (an LRU hash) and write
+ * it. Its state is one word, unless tbbench gives it a larger value (up to a
  * struct tb_bucket): then it shows what the size of tbctl's state alone
  * costs over many addresses. */
 struct {

@@ -132,10 +132,10 @@ static __always_inline __u64 tb_unspend(const struct tb_level *l, __u64 now,
 /* Credit word w (struct tb_bucket) once it has admitted a packet of
  * units that counts other in the other measure (1 packet, or its bytes),
  * or 0 when it cannot pay for the packet or count it: the packet then
- * takes the lock. Never 0 otherwise: other is at least 1. */
+ * takes the lock. Never 0 otherwise: other is at least 1. The tag stays. */
 static __always_inline __u64 tb_credit_spend(__u64 w, __u64 units, __u64 other)
 {
-	if ((w & 0xffffffffULL) < units || (w >> 32) + other > 0xffffffffULL)
+	if ((w & 0xffffffffULL) < units || (w >> 32 & TB_CREDIT_COUNT_MAX) + other > TB_CREDIT_COUNT_MAX)
 		return 0;
 	return w - units + (other << 32);
 }

@@ -8,14 +8,16 @@
 #include <bpf/bpf_helpers.h>
 #include "tb_abi.h"
 
-/* Per-address buckets. LRU so that a flood of new source addresses evicts
- * the least recently seen instead of failing inserts; what an evicted
- * bucket owed stays in owed[]. Size set by tbctl at load (max-addrs). */
+/* Per-address buckets: the table's sets (tb_abi.h, table.h). A flood of
+ * new source addresses takes the ways of buckets that saw one packet, or
+ * of those seen least recently, instead of failing inserts; what an
+ * evicted bucket owed stays in owed[]. Size set by tbctl at load
+ * (max-addrs, tb_table_shift). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
-	__type(key, struct tb_addr);
-	__type(value, struct tb_bucket);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_DEFAULT_MAX_ADDRS / TB_WAYS);
+	__type(key, __u32);
+	__type(value, struct tb_set);
 } buckets SEC(".maps");
 
 struct {
@@ -108,8 +110,8 @@ struct {
 
 /* Upgrades (user/upgrade.c, bpf/migrate.h). None is pinned. */
 
-/* The older layout's buckets at [0] while an upgrade moves them into
- * buckets, as each address is next seen and by tbctl's sweep; empty
+/* The older layout's LRU buckets at [0] while an upgrade moves them into
+ * the table, as each address is next seen and by tbctl's sweep; empty
  * otherwise. An outer map, so tbctl can drop the old table once it is
  * emptied without another program swap. The inner value has no BTF type:
  * tbctl sizes it to the older layout's bucket before load. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Upgrades that change struct tb_bucket: each bucket is moved out of the
- * older layout's map into this one's exactly once. A moved bucket stays
+/* Upgrades that move buckets: the LRU buckets of layouts up to 11 into
+ * the table, and shared buckets that grew. Each bucket is moved out of
+ * the older layout's map into this one's exactly once. A moved bucket stays
  * behind empty, its counters zero and its refill clock at TB_MOVED_NS, so
  * the older program, which may still run until the swap has settled,
  * takes nothing more from it: both programs charge an address under the
@@ -58,12 +59,15 @@ static __always_inline struct tb_bucket *tb_prev_claim(void *prev, const struct 
 }
 
 /* Take older bucket ob over: into nb go its level, its cached rule, its
- * counters and its credit (fields later layouts added stay as nb has
- * them), and ob is left moved. A bucket already moved gives only the
- * counters the older program added since, with a moved level. */
+ * counters and its credit, untagged (fields later layouts added stay as
+ * nb has them), and ob is left moved. A bucket already moved gives only
+ * the counters the older program added since, with a moved level. */
 static __always_inline void tb_take(struct tb_bucket *nb, struct tb_bucket *ob)
 {
+	__u8 tag = nb->tag;
+
 	__builtin_memcpy(nb, ob, TB_BUCKET_COMMON);
+	nb->tag = tag;
 	if (tb_prev_credit == TB_PREV_CREDIT_GRANTED) {
 		/* Layout 4 also adds what its credit admits to the passed
 		 * counters without the lock: they are taken by exchange too.
@@ -77,11 +81,17 @@ static __always_inline void tb_take(struct tb_bucket *nb, struct tb_bucket *ob)
 		nb->credit_granted = old >> 32;
 		nb->credit_from = nb->credit;
 	} else if (tb_prev_credit == TB_PREV_CREDIT_COUNTED) {
-		/* As this layout keeps it: granted and counted from under
-		 * the lock held here. */
-		nb->credit = __sync_lock_test_and_set(&ob->credit, 0);
+		/* Granted and counted from under the lock held here, with a
+		 * 32-bit count and no tag: what it admitted goes into the
+		 * counters, and its unspent part carries, counted from. */
+		__u64 old = __sync_lock_test_and_set(&ob->credit, 0), unspent = old & 0xffffffffULL;
+		__u64 units = ob->credit_granted && ob->credit_from > unspent ? ob->credit_from - unspent : 0;
+
+		nb->c.passed_packets += nb->cost == TB_COST_PACKETS ? units : old >> 32;
+		nb->c.passed_bytes += nb->cost == TB_COST_PACKETS ? old >> 32 : units;
+		nb->credit = ob->credit_granted ? unspent : 0;
 		nb->credit_granted = ob->credit_granted;
-		nb->credit_from = ob->credit_from;
+		nb->credit_from = unspent;
 		ob->credit_granted = ob->credit_from = 0;
 	}
 	ob->lvl.tokens = 0;

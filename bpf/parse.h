@@ -140,6 +140,12 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 			if ((const void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)
 				return TB_CLASS_ND;
 		}
+		/* The unspecified address :: is nobody's to charge: never a
+		 * destination, and a source only before a host has an address
+		 * (RFC 4291, 2.5.2), as its duplicate-address probe, which
+		 * passes above. Key 0 also marks a free way of the table. */
+		if (!(key->w[0] | key->w[1] | key->w[2] | key->w[3]))
+			return TB_CLASS_MALFORMED;
 		return TB_CLASS_IPV6;
 	}
 	return TB_CLASS_NONIP;

@@ -8,6 +8,7 @@
 #include "charge.h"
 #include "migrate.h"
 #include "parse.h"
+#include "table.h"
 
 enum tb_verdict {
 	TB_PASS,
@@ -22,17 +23,10 @@ const volatile __u8 tb_key_dst = 0;
  * there can action shape delay a packet. */
 const volatile __u8 tb_egress = 0;
 
-#ifndef barrier
-#define barrier() asm volatile("" ::: "memory")
-#endif
-#ifndef READ_ONCE
-#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
-#endif
-
 #define TB_LOCK_SHIFT 10
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 _Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
+_Static_assert(TB_TABLE_MIN_SHIFT >= TB_LOCK_SHIFT, "a set within one stripe");
 
 /* The hash that places address a's lock stripe and owed[] slot, as the
  * pins place them (tb_config.stripes). */
@@ -45,11 +39,6 @@ static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct 
 static __always_inline __u32 tb_stripe(__u32 h)
 {
 	return h >> (32 - TB_LOCK_SHIFT);
-}
-
-static __always_inline __u32 tb_lock_index(const struct tb_config *cfg, const struct tb_addr *a)
-{
-	return tb_stripe(tb_place(cfg, a));
 }
 
 /* Whether owed[] is in use: not in a test's bare object (shift 0). */
@@ -210,17 +199,23 @@ static __always_inline void tb_grant(struct tb_bucket *b, const struct tb_terms 
 		return;
 	b->lvl.tokens -= (__u64)t->credit * TB_NANO;
 	b->credit_granted = b->credit_from = t->credit;
-	WRITE_ONCE(b->credit, t->credit);
+	WRITE_ONCE(b->credit, (__u64)b->tag << TB_CREDIT_TAG_SHIFT | t->credit);
 }
 
-/* Admit a packet of units that counts other in the other measure from
- * the bucket's credit, without the lock: a compare-and-swap, retried a
- * few times against other CPUs doing the same. 0 when the credit cannot
- * pay: the packet takes the lock. */
-static __always_inline int tb_spend_credit(struct tb_bucket *b, __u64 units, __u64 other)
+/* Admit a packet of key, of units that counts other in the other
+ * measure, from the credit of the bucket of way w of s, without the lock:
+ * a compare-and-swap, retried a few times against other CPUs doing the
+ * same. The word read is key's if the way still holds key after it, and
+ * its tag fails the swap once the way has changed hands. 0 when the
+ * credit cannot pay: the packet takes the lock. */
+static __always_inline int tb_spend_credit(struct tb_set *s, int w, const struct tb_addr *key,
+					   __u64 units, __u64 other)
 {
+	struct tb_bucket *b = &s->b[w & (TB_WAYS - 1)];
 	__u64 c = READ_ONCE(b->credit), seen, next;
 
+	if (!tb_way_holds(s, w, key))
+		return 0;
 	for (int i = 0; i < 4 && (next = tb_credit_spend(c, units, other)); i++) {
 		seen = __sync_val_compare_and_swap(&b->credit, c, next);
 		if (seen == c)
@@ -275,60 +270,135 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struc
 	return tb_count(st, out, t->action, len, pkts);
 }
 
-/* During an upgrade, move the older bucket ob of key into buckets: its
- * counters always, and its level too when this program has no bucket for
- * key yet (one it has was made from a moved mark, or from owed[], under
+/* Address key's set, placed h (tb_place); 0 when the config has no
+ * table, which cannot be. */
+static __always_inline struct tb_set *tb_set_of(const struct tb_config *cfg, const struct tb_addr *key,
+						__u32 *h)
+{
+	__u32 si;
+
+	if (cfg->table_shift < TB_TABLE_MIN_SHIFT || cfg->table_shift > 31 || !cfg->ways ||
+	    cfg->ways > TB_WAYS)
+		return 0;
+	*h = tb_place(cfg, key);
+	si = tb_set_index(*h, cfg->table_shift);
+	return bpf_map_lookup_elem(&buckets, &si);
+}
+
+/* Address key's set, its stripe's lock and its owed[] slot. 0 when the
+ * set or the lock is missing, which cannot be. */
+struct tb_place_of {
+	struct tb_set *s;
+	struct tb_lock *lk;
+	__u64 *owed;
+	__u32 h;
+};
+
+static __always_inline int tb_place_lock(const struct tb_config *cfg, struct tb_place_of *p)
+{
+	__u32 stripe = tb_stripe(p->h);
+
+	p->lk = bpf_map_lookup_elem(&locks, &stripe);
+	p->owed = tb_owed_slot(cfg, p->h);
+	return p->lk != 0;
+}
+
+static __always_inline int tb_place_of(const struct tb_config *cfg, const struct tb_addr *key,
+				       struct tb_place_of *p)
+{
+	p->s = tb_set_of(cfg, key, &p->h);
+	return p->s && tb_place_lock(cfg, p);
+}
+
+/* The way of s holding k among its first ways, or -1, without the lock:
+ * a scan that stops at the first match, so a busy address, which took
+ * its set's first free way, reads only its own key's line; table.h's scan
+ * reads every key, and a key line that shares its bytes with a charged
+ * bucket moves between CPUs. Global, so the verifier checks it once and
+ * its callers go on with one result, whichever way it found. */
+__attribute__((noinline)) int tb_way_lookup(const struct tb_set *s, const struct tb_addr *k, __u32 ways)
+{
+	if (!s || !k)
+		return -1;
+	for (int i = 0; i < TB_WAYS; i++) {
+		if ((__u32)i >= ways)
+			break;
+		if (tb_key_is(&s->key[i], k))
+			return i;
+	}
+	return -1;
+}
+
+/* Give key way w of its set with bucket nb, whose tag, and its credit's,
+ * are set here; the caller holds the set's stripe lock and found no way
+ * holding key. */
+static __always_inline void tb_insert(struct tb_set *s, const struct tb_addr *key, struct tb_bucket *nb,
+				      int w)
+{
+	nb->tag = tb_way_next_tag(s, w);
+	if (nb->credit)
+		nb->credit = (__u64)nb->tag << TB_CREDIT_TAG_SHIFT | (nb->credit & 0xffffffffULL);
+	tb_way_clear(s, w);
+	tb_way_give(s, w, key, nb);
+}
+
+/* During an upgrade, move the older bucket ob of key into the table: its
+ * counters always, and its level too when the table holds no bucket for
+ * key yet (one it holds was made from a moved mark, or from owed[], under
  * the same lock). For tbctl's sweep after the swap, and for counts the
  * drop cache holds for an address not seen since. */
 static __always_inline void tb_move(const struct tb_config *cfg, const struct tb_addr *key,
 				    struct tb_bucket *ob)
 {
-	struct tb_bucket nb = {}, *b = bpf_map_lookup_elem(&buckets, key);
-	__u32 stripe = tb_lock_index(cfg, key);
-	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
-	int took;
+	struct tb_bucket nb = {};
+	struct tb_place_of p;
+	int w;
 
-	if (!lk)
+	if (!tb_place_of(cfg, key, &p))
 		return;
-	bpf_spin_lock(&lk->lock);
-	took = !b && !tb_moved(ob);
-	tb_take(&nb, ob);
-	if (b)
-		tb_counters_add(&b->c, &nb.c);
-	bpf_spin_unlock(&lk->lock);
-	/* Counts left on a moved bucket whose successor was evicted since
-	 * went with it, as an evicted bucket's do. */
-	if (!took || !bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST))
-		return;
-	b = bpf_map_lookup_elem(&buckets, key);
-	if (b) {
-		bpf_spin_lock(&lk->lock);
-		tb_counters_add(&b->c, &nb.c);
-		bpf_spin_unlock(&lk->lock);
+	bpf_spin_lock(&p.lk->lock);
+	w = tb_way_find(p.s, key, cfg->ways);
+	if (w >= 0) {
+		tb_take(&nb, ob);
+		tb_counters_add(&p.s->b[w & (TB_WAYS - 1)].c, &nb.c);
+	} else if (!tb_moved(ob)) {
+		w = tb_way_victim(p.s, cfg->ways);
+		tb_take(&nb, ob);
+		tb_insert(p.s, key, &nb, w);
+	} else {
+		/* Counts left on a moved bucket whose successor was evicted
+		 * since went with it, as an evicted bucket's do. */
+		tb_take(&nb, ob);
 	}
+	bpf_spin_unlock(&p.lk->lock);
 }
 
-/* The bucket a cache slot of addr flushes into, with its stripe's lock:
- * during an upgrade, an older bucket not moved yet is moved first. 0 when
- * there is none: a bucket evicted meanwhile took its counters with it. */
-static __always_inline struct tb_bucket *tb_flush_target(const struct tb_config *cfg,
-							 const struct tb_addr *addr,
-							 struct tb_lock **lk)
+/* Add c to the counters of key's bucket under its stripe's lock, if the
+ * table holds one (during an upgrade, an older bucket not moved yet is
+ * moved first) and, where epoch is given (>= 0), a reset has not moved
+ * the epoch on since the counts were made. Returns whether there was a
+ * bucket: one evicted meanwhile took its counters with it. */
+static __always_inline int tb_add_counts(const struct tb_config *cfg, const struct tb_addr *key,
+					 const struct tb_counters *c, int epoch)
 {
-	struct tb_bucket *b = bpf_map_lookup_elem(&buckets, addr);
+	struct tb_place_of p;
 	void *prev;
-	__u32 stripe = tb_lock_index(cfg, addr);
+	int w;
 
-	*lk = bpf_map_lookup_elem(&locks, &stripe);
-	if (!b && (prev = tb_prev_buckets())) {
-		struct tb_bucket *ob = bpf_map_lookup_elem(prev, addr);
+	if (!tb_place_of(cfg, key, &p))
+		return 0;
+	if (tb_way_find(p.s, key, cfg->ways) < 0 && (prev = tb_prev_buckets())) {
+		struct tb_bucket *ob = bpf_map_lookup_elem(prev, key);
 
-		if (ob) {
-			tb_move(cfg, addr, ob);
-			b = bpf_map_lookup_elem(&buckets, addr);
-		}
+		if (ob)
+			tb_move(cfg, key, ob);
 	}
-	return *lk ? b : 0;
+	bpf_spin_lock(&p.lk->lock);
+	w = tb_way_find(p.s, key, cfg->ways);
+	if (w >= 0 && (epoch < 0 || epoch == READ_ONCE(cfg->reset_epoch)))
+		tb_counters_add(&p.s->b[w & (TB_WAYS - 1)].c, c);
+	bpf_spin_unlock(&p.lk->lock);
+	return w >= 0;
 }
 
 /* Add a slot's pending counts, made under reset epoch epoch, to its
@@ -342,23 +412,17 @@ static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, stru
 					       __u32 i, __u16 epoch)
 {
 	struct tb_flushseq *q = bpf_map_lookup_elem(&flushseq, &i);
-	struct tb_lock *lk;
-	struct tb_bucket *b;
+	struct tb_counters c = {
+		.dropped_packets = s->dropped_packets,
+		.dropped_bytes = s->dropped_bytes,
+		.monitored_packets = s->monitored_packets,
+		.monitored_bytes = s->monitored_bytes,
+	};
 
 	if (q)
 		WRITE_ONCE(q->seq, q->seq + 1);
 	barrier();
-	b = tb_flush_target(cfg, &s->addr, &lk);
-	if (b && lk) {
-		bpf_spin_lock(&lk->lock);
-		if (epoch == READ_ONCE(cfg->reset_epoch)) {
-			b->c.dropped_packets += s->dropped_packets;
-			b->c.dropped_bytes += s->dropped_bytes;
-			b->c.monitored_packets += s->monitored_packets;
-			b->c.monitored_bytes += s->monitored_bytes;
-		}
-		bpf_spin_unlock(&lk->lock);
-	}
+	tb_add_counts(cfg, &s->addr, &c, epoch);
 	s->dropped_packets = s->dropped_bytes = 0;
 	s->monitored_packets = s->monitored_bytes = 0;
 	barrier();
@@ -368,15 +432,12 @@ static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, stru
 
 static __always_inline void tb_passcache_flush(const struct tb_config *cfg, struct tb_passslot *s)
 {
-	struct tb_lock *lk;
-	struct tb_bucket *b = tb_flush_target(cfg, &s->addr, &lk);
+	struct tb_counters c = {
+		.passed_packets = s->passed_packets,
+		.passed_bytes = s->passed_bytes,
+	};
 
-	if (b && lk) {
-		bpf_spin_lock(&lk->lock);
-		b->c.passed_packets += s->passed_packets;
-		b->c.passed_bytes += s->passed_bytes;
-		bpf_spin_unlock(&lk->lock);
-	}
+	tb_add_counts(cfg, &s->addr, &c, -1);
 	s->passed_packets = s->passed_bytes = 0;
 }
 
@@ -388,44 +449,22 @@ static __always_inline int tb_slot_holds(const struct tb_addr *at, const struct 
 	return a[0] == k[0] && a[1] == k[1];
 }
 
-/* Count an over-limit packet of key in its bucket b, under the lock the
- * locked path counts under. Returns whether it counted. */
-static __always_inline int tb_count_in_bucket(const struct tb_config *cfg, const struct tb_addr *key,
-					      struct tb_bucket *b, int monitor, __u64 len, __u32 pkts)
-{
-	__u32 stripe = tb_lock_index(cfg, key);
-	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
-
-	if (!lk)
-		return 0;
-	bpf_spin_lock(&lk->lock);
-	if (monitor) {
-		b->c.monitored_packets += pkts;
-		b->c.monitored_bytes += len;
-	} else {
-		b->c.dropped_packets += pkts;
-		b->c.dropped_bytes += len;
-	}
-	bpf_spin_unlock(&lk->lock);
-	return 1;
-}
-
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
  * dropcache, whose reset epoch d (the denycache slot i) keeps: the
  * bucket's counters are written only once a batch (or a collision)
  * flushes them. Counts of an earlier epoch are a reset's: emptied before
  * the epoch is written, so tbctl never reads them as this one's.
  *
- * b is key's bucket where the drop was decided on it (NULL: on this CPU's
+ * on_bucket says the drop was decided on key's bucket (not on this CPU's
  * copy of the bound). Such a drop, whose slot holds another address's
- * counts, is counted in b instead: taking the slot would look up and
+ * counts, is counted in the bucket instead: taking the slot would look up and
  * write a second bucket, and in a spoofed flood, whose addresses are each
  * too rare to keep a copy or a slot, every drop would. The slot stays its
  * holder's, so an address that floods keeps its batch. Not where no CPU
  * keeps copies of bounds (no owed[]): every drop is then decided on its
  * bucket, and only the slot keeps a flood's drops off it. */
 static __always_inline void tb_dropcache_count(const struct tb_config *cfg, struct tb_denyslot *d,
-					       const struct tb_addr *key, __u32 i, struct tb_bucket *b,
+					       const struct tb_addr *key, __u32 i, int on_bucket,
 					       int monitor, __u64 len, __u32 pkts)
 {
 	struct tb_dropslot *s = bpf_map_lookup_elem(&dropcache, &i);
@@ -442,7 +481,14 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 	}
 	if (!tb_slot_holds(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets) {
-			if (b && tb_owes(cfg) && tb_count_in_bucket(cfg, key, b, monitor, len, pkts))
+			struct tb_counters c = {
+				.dropped_packets = monitor ? 0 : pkts,
+				.dropped_bytes = monitor ? 0 : len,
+				.monitored_packets = monitor ? pkts : 0,
+				.monitored_bytes = monitor ? len : 0,
+			};
+
+			if (on_bucket && tb_owes(cfg) && tb_add_counts(cfg, key, &c, -1))
 				return;
 			tb_dropcache_flush(cfg, s, i, epoch);
 		}
@@ -501,13 +547,15 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 					  const struct tb_addr *key, int cls, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
-	struct tb_bucket *b;
+	struct tb_bucket *b = 0, nb = {};
+	struct tb_bucket *ob = 0;
 	struct tb_rule *rule = 0;
-	struct tb_lock *lk;
-	__u32 id, gen = cfg->gen, stripe, h, ci = tb_dropcache_slot(key, cfg->slot_seed);
+	struct tb_place_of p;
+	__u32 id, bgen, gen = cfg->gen, ci = tb_dropcache_slot(key, cfg->slot_seed);
 	struct tb_denyslot *d = bpf_map_lookup_elem(&denycache, &ci);
-	__u64 *slot, e;
-	int out;
+	int out, w, created = 0;
+	__u64 e;
+	__u8 cost;
 
 	/* Certainly over the limit by what this CPU already knows: the
 	 * bucket is not even looked up, so a flood from one address writes
@@ -516,17 +564,28 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		tb_dropcache_count(cfg, d, key, ci, 0, d->action == TB_ACTION_MONITOR, len, pkts);
 		return tb_count(st, TB_OVER, d->action, len, pkts);
 	}
-	b = bpf_map_lookup_elem(&buckets, key);
-	if (b && b->gen == gen) {
+	if (!tb_place_of(cfg, key, &p))
+		return TB_PASS;
+	w = tb_way_lookup(p.s, key, cfg->ways);
+	if (w >= 0) {
+		b = &p.s->b[w & (TB_WAYS - 1)];
+		bgen = READ_ONCE(b->gen);
+		id = READ_ONCE(b->rule);
+		cost = READ_ONCE(b->cost);
+		/* Read without the lock: key's only if the way still holds
+		 * key, or a rule cached for another address would be taken. */
+		if (!tb_way_holds(p.s, w, key))
+			b = 0;
+	}
+	if (b && bgen == gen) {
 		/* Admitted from credit: no lock, no rule read, and no write to
 		 * the bucket but the credit, which counts it too. The credit
 		 * is kept in the bucket's unit, which is its rule's while the
 		 * generation holds, and a pass counts alike under every
 		 * action. Credit outstanding is never more than the bound
 		 * below allows, so trying it first changes no outcome. */
-		if (tb_spend_credit(b, tb_units(b->cost, len, pkts), b->cost == TB_COST_PACKETS ? len : pkts))
+		if (tb_spend_credit(p.s, w, key, tb_units(cost, len, pkts), cost == TB_COST_PACKETS ? len : pkts))
 			return tb_count(st, TB_FIT, TB_ACTION_DROP, len, pkts);
-		id = b->rule;
 		rule = bpf_map_lookup_elem(&rules, &id);
 		if (rule && !rule->in_use)
 			rule = 0;
@@ -542,55 +601,11 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, rule->shared, t, now, len, pkts, depart);
 		if (!b) {
-			/* The first packet is charged to the new bucket before
-			 * it is inserted, so no lookup follows the insert: a
-			 * lookup sets the LRU's reference bit, and a flood of
-			 * one-packet spoofed sources would then look as alive
-			 * as a real one and push it out. The bucket starts
-			 * from what an evicted one of its slot still owes. */
-			struct tb_bucket nb = { .gen = gen, .rule = id, .cost = t->unit };
-			struct tb_counters carried = {};
-			/* During an upgrade, the older layout's bucket is taken over. */
+			/* During an upgrade, the older layout's bucket is
+			 * taken over. */
 			void *prev = tb_prev_buckets();
-			struct tb_bucket *ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
 
-			h = tb_place(cfg, key);
-			slot = tb_owed_slot(cfg, h);
-			stripe = tb_stripe(h);
-			lk = bpf_map_lookup_elem(&locks, &stripe);
-			if (!lk)
-				return TB_PASS;
-			tb_draw(t);
-			bpf_spin_lock(&lk->lock);
-			if (ob && !tb_moved(ob)) {
-				tb_take(&nb, ob);
-				carried = nb.c;
-				if (nb.gen != gen || nb.rule != id)
-					nb.empty_ns = 0;
-				nb.gen = gen;
-				nb.rule = id;
-			} else {
-				tb_restore(&nb.lvl, slot ? *slot : 0, now, &t->r);
-			}
-			out = tb_account(&nb, t, now, len, pkts, depart);
-			tb_grant(&nb, t, out);
-			tb_owe(slot, out, &nb.lvl, &t->r);
-			bpf_spin_unlock(&lk->lock);
-			if (!bpf_map_update_elem(&buckets, key, &nb, BPF_NOEXIST)) {
-				st->buckets_created++;
-				return tb_count(st, out, t->action, len, pkts);
-			}
-			/* Another CPU inserted it meanwhile: charge that one, with
-			 * the counters of any older bucket taken over here. */
-			b = bpf_map_lookup_elem(&buckets, key);
-			if (!b)
-				return TB_PASS;
-			if (carried.passed_packets | carried.dropped_packets | carried.monitored_packets) {
-				bpf_spin_lock(&lk->lock);
-				tb_counters_add(&b->c, &carried);
-				bpf_spin_unlock(&lk->lock);
-			}
-			*depart = 0;
+			ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
 		}
 	} else {
 		/* Certainly over the limit: decided without the lock and
@@ -598,39 +613,71 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		 * so a flood from one address over every CPU shares no cache
 		 * line it writes; counted in the bucket only where the slot is
 		 * another address's (tb_dropcache_count). The bound is read after
-		 * the rule it was computed under. */
+		 * the rule it was computed under, and is key's if the way
+		 * still holds key after it. */
 		barrier();
 		e = READ_ONCE(b->empty_ns);
-		if (tb_tail_drops(rule->action, t->can_delay) && b->cost == rule->cost &&
-		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns)) {
+		cost = READ_ONCE(b->cost);
+		if (tb_tail_drops(rule->action, t->can_delay) && cost == rule->cost &&
+		    tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns) &&
+		    tb_way_holds(p.s, w, key)) {
 			tb_deny_keep(d, cfg, key, gen, e, rule);
-			tb_dropcache_count(cfg, d, key, ci, b, rule->action == TB_ACTION_MONITOR, len, pkts);
+			tb_dropcache_count(cfg, d, key, ci, 1, rule->action == TB_ACTION_MONITOR, len, pkts);
 			return tb_count(st, TB_OVER, rule->action, len, pkts);
 		}
 		tb_terms_of(rule, len, pkts, t);
 	}
 
-	h = tb_place(cfg, key);
-	stripe = tb_stripe(h);
-	lk = bpf_map_lookup_elem(&locks, &stripe);
-	slot = tb_owed_slot(cfg, h);
-	if (!lk)
-		return TB_PASS;
 	tb_draw(t);
-	bpf_spin_lock(&lk->lock);
-	if (b->gen != gen || b->rule != id) {
-		/* A bound from another rule means nothing under this one:
-		 * cleared before the rule is, for readers that check the rule
-		 * first. */
-		b->empty_ns = 0;
-		barrier();
-		b->gen = gen;
-		b->rule = id;
+	bpf_spin_lock(&p.lk->lock);
+	/* Found again under the lock: the way may have changed hands. */
+	w = tb_way_find(p.s, key, cfg->ways);
+	if (w < 0) {
+		/* A new bucket, charged before it is given a way. It starts
+		 * from what an evicted one of its owed[] slot still owes, or
+		 * from the older layout's bucket. */
+		w = tb_way_victim(p.s, cfg->ways);
+		nb.gen = gen;
+		nb.rule = id;
+		nb.cost = t->unit;
+		if (ob && !tb_moved(ob)) {
+			tb_take(&nb, ob);
+			if (nb.gen != gen || nb.rule != id)
+				nb.empty_ns = 0;
+			nb.gen = gen;
+			nb.rule = id;
+		} else {
+			tb_restore(&nb.lvl, p.owed ? *p.owed : 0, now, &t->r);
+		}
+		out = tb_account(&nb, t, now, len, pkts, depart);
+		tb_grant(&nb, t, out);
+		tb_owe(p.owed, out, &nb.lvl, &t->r);
+		tb_insert(p.s, key, &nb, w);
+		created = 1;
+	} else {
+		b = &p.s->b[w & (TB_WAYS - 1)];
+		if (ob) {
+			/* Another CPU gave key a way meanwhile: the counters
+			 * of the older bucket claimed here join it. */
+			tb_take(&nb, ob);
+			tb_counters_add(&b->c, &nb.c);
+		}
+		if (b->gen != gen || b->rule != id) {
+			/* A bound from another rule means nothing under this
+			 * one: cleared before the rule is, for readers that
+			 * check the rule first. */
+			b->empty_ns = 0;
+			barrier();
+			b->gen = gen;
+			b->rule = id;
+		}
+		out = tb_account(b, t, now, len, pkts, depart);
+		tb_grant(b, t, out);
+		tb_owe(p.owed, out, &b->lvl, &t->r);
 	}
-	out = tb_account(b, t, now, len, pkts, depart);
-	tb_grant(b, t, out);
-	tb_owe(slot, out, &b->lvl, &t->r);
-	bpf_spin_unlock(&lk->lock);
+	bpf_spin_unlock(&p.lk->lock);
+	if (created)
+		st->buckets_created++;
 	return tb_count(st, out, t->action, len, pkts);
 }
 

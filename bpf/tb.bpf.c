@@ -76,31 +76,34 @@ int tb_tc(struct __sk_buff *skb)
 
 struct bpf_map;
 
-static long zero_counters(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *b,
-			  void *ctx)
+static long zero_counters(struct bpf_map *map, const __u32 *si, struct tb_set *s, void *ctx)
 {
 	__u32 zero = 0, stripe;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	struct tb_lock *lk;
 
-	if (!cfg)
+	if (!cfg || cfg->table_shift < TB_TABLE_MIN_SHIFT || cfg->table_shift > 31)
 		return 1;
-	stripe = tb_lock_index(cfg, key);
+	stripe = *si >> (cfg->table_shift - TB_LOCK_SHIFT);
 	lk = bpf_map_lookup_elem(&locks, &stripe);
-	if (lk) {
-		bpf_spin_lock(&lk->lock);
+	if (!lk)
+		return 0;
+	bpf_spin_lock(&lk->lock);
+	for (int i = 0; i < TB_WAYS; i++) {
+		struct tb_bucket *b = &s->b[i];
+
 		__builtin_memset(&b->c, 0, sizeof(b->c));
 		if (b->credit_granted) {
 			/* What the credit admitted is counted from now on
 			 * only. Emptied meanwhile, it admits nothing without
 			 * the lock held here. */
-			__u64 unspent = __sync_lock_test_and_set(&b->credit, 0) & 0xffffffffULL;
+			__u64 w = __sync_lock_test_and_set(&b->credit, 0);
 
-			b->credit_from = unspent;
-			WRITE_ONCE(b->credit, unspent);
+			b->credit_from = w & 0xffffffffULL;
+			WRITE_ONCE(b->credit, (w >> TB_CREDIT_TAG_SHIFT << TB_CREDIT_TAG_SHIFT) | (w & 0xffffffffULL));
 		}
-		bpf_spin_unlock(&lk->lock);
 	}
+	bpf_spin_unlock(&lk->lock);
 	return 0;
 }
 

@@ -158,18 +158,21 @@ struct tb_bucket {
 	__u32 gen;      /* tb_config.gen when rule was resolved */
 	__u16 rule;     /* cached rules[] index */
 	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
-	__u8 pad;
+	/* Bumped each time the table gives the way to an address, and part
+	 * of the credit word, so that a spend begun on the way's previous
+	 * address cannot land on this one's credit (table.h). */
+	__u8 tag;
 	struct tb_counters c;
 	/* Credit: units set aside from lvl for packets admitted without the
-	 * lock (policy.h), as count << 32 | unspent, where count is what the
-	 * credit admitted in the other measure: packets when the bucket
-	 * charges bytes, bytes when it charges packets. Spent by compare-
-	 * and-swap, which also counts, so an admission writes no other
-	 * word; granted only under the lock. Until the next locked charge
-	 * takes it back, lvl refills to at most the burst less what was
-	 * granted, as if none were spent, so spent credit refills only from
-	 * then on, and level and credit never hold more than the burst
-	 * (bucket.h, tb_unspend). */
+	 * lock (policy.h), as tag << 56 | count << 32 | unspent, where count
+	 * (24 bits) is what the credit admitted in the other measure:
+	 * packets when the bucket charges bytes, bytes when it charges
+	 * packets. Spent by compare-and-swap, which also counts, so an
+	 * admission writes no other word; granted only under the lock.
+	 * Until the next locked charge takes it back, lvl refills to at most
+	 * the burst less what was granted, as if none were spent, so spent
+	 * credit refills only from then on, and level and credit never hold
+	 * more than the burst (bucket.h, tb_unspend). */
 	__u64 credit;
 	/* Written under the lock: the units granted (0: no credit
 	 * outstanding), and the unspent units from which on the credit's
@@ -177,10 +180,10 @@ struct tb_bucket {
 	 * the counters were last reset). */
 	__u32 credit_granted;
 	__u32 credit_from;
-#ifdef TB_FIXTURE_NEXT_LAYOUT
-	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
-#endif
 };
+
+#define TB_CREDIT_COUNT_MAX 0xffffffULL
+#define TB_CREDIT_TAG_SHIFT 56
 
 /* What the credit word w of bucket b admitted that its counters do not
  * hold yet: added to them when the credit is taken back, and by tbctl
@@ -189,7 +192,7 @@ struct tb_bucket {
 static inline __attribute__((always_inline)) void tb_credit_counted(const struct tb_bucket *b,
 								    __u64 w, struct tb_counters *c)
 {
-	__u64 unspent = w & 0xffffffffULL, other = w >> 32;
+	__u64 unspent = w & 0xffffffffULL, other = w >> 32 & TB_CREDIT_COUNT_MAX;
 	__u64 units = b->credit_granted && b->credit_from > unspent ? b->credit_from - unspent : 0;
 
 	c->passed_packets += b->cost == TB_COST_PACKETS ? units : other;
@@ -197,17 +200,16 @@ static inline __attribute__((always_inline)) void tb_credit_counted(const struct
 }
 
 /* What every layout's struct tb_bucket holds, at these offsets: all that
- * an upgrade moves from an older layout's buckets into this one's. Those
- * of layouts 4 and 5 also hold a credit (granted << 32 | unspent) whose
- * admissions were counted elsewhere; a later layout that moves buckets
- * of this one must take the credit and what it counted (by atomic
- * exchange: this layout's program may still be spending it). */
+ * an upgrade moves from an older layout's LRU buckets into this one's
+ * table, and from an older layout's shared buckets into this one's.
+ * Those of layouts 4 and 5 also hold a credit (granted << 32 | unspent)
+ * whose admissions were counted elsewhere. */
 #define TB_BUCKET_COMMON (__builtin_offsetof(struct tb_bucket, c) + sizeof(struct tb_counters))
 /* The credit an older layout's bucket holds, told apart by its size. */
 enum tb_prev_credit {
 	TB_PREV_CREDIT_NONE = 0,        /* layouts 1 to 3 */
 	TB_PREV_CREDIT_GRANTED = 1,     /* 4 and 5: granted << 32 | unspent */
-	TB_PREV_CREDIT_COUNTED = 2,     /* 6 on: as struct tb_bucket has it */
+	TB_PREV_CREDIT_COUNTED = 2,     /* 6 to 11: count << 32 | unspent, untagged */
 };
 #define TB_BUCKET_SIZE_V4 (TB_BUCKET_COMMON + sizeof(__u64))
 /* The largest older bucket an upgrade moves (bpf/migrate.h, its marks). */
@@ -224,11 +226,16 @@ struct tb_shared {
 	struct bpf_spin_lock lock;
 	__u32 pad;
 	struct tb_bucket b;
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	__u64 fixture_next;     /* tests/e2e/upgrade.sh: a layout after this one */
+#endif
 };
 
-/* locks[] value: stripes serialising per-address buckets, which live in an
- * LRU map where the kernel refuses spin locks. Padded to a cache line so
- * two hot addresses on different stripes do not share one. */
+/* locks[] value: stripes serialising per-address buckets. A lock apart
+ * from the table keeps the set at 120 bytes an address and lets an older
+ * layout's program, whose LRU buckets held no lock, share it during an
+ * upgrade. Padded to a cache line so two hot addresses on different
+ * stripes do not share one. */
 struct tb_lock {
 	struct bpf_spin_lock lock;
 	__u32 pad[15];
@@ -240,6 +247,42 @@ struct tb_lock {
 struct tb_addr {
 	__u32 w[4];
 } __attribute__((aligned(8)));  /* compared as two 64-bit words */
+
+/* buckets[] value: one set of the per-address table, tbctl's own rather
+ * than a kernel hash, whose element header, hash bucket and key cost 80
+ * bytes an address besides the value. An address has one set
+ * (table.h, tb_set_index) and may take any of its first tb_config.ways
+ * ways; key 0 marks a free way (no packet has the source ::, which
+ * parse.h passes as neighbour discovery or finds malformed). A set lies
+ * within one lock stripe, under which every way is given and charged;
+ * ways are found without it. */
+#define TB_WAYS 8
+#define TB_TABLE_MIN_SHIFT 10   /* at least one set a lock stripe */
+
+struct tb_set {
+	struct tb_addr key[TB_WAYS];
+	struct tb_bucket b[TB_WAYS];
+};
+
+/* The table for max_addrs addresses: 2^shift sets (at least one a lock
+ * stripe) of ways ways, together at least max_addrs. */
+static inline __u8 tb_table_shift(__u32 max_addrs)
+{
+	__u8 shift = TB_TABLE_MIN_SHIFT;
+
+	while (((__u64)TB_WAYS << shift) < max_addrs)
+		shift++;
+	return shift;
+}
+
+static inline __u8 tb_table_ways(__u32 max_addrs)
+{
+	__u8 ways = 1;
+
+	while (ways < TB_WAYS && ((__u64)ways << TB_TABLE_MIN_SHIFT) < max_addrs)
+		ways <<= 1;
+	return ways;
+}
 
 /* dropcache value, per CPU: the over-limit packets of one address that a
  * CPU dropped (or, under a monitor rule, passed) without the bucket's
@@ -348,7 +391,7 @@ static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u8 stripes, __u32 
 
 /* owed[] value: per hash slot of addresses, the latest instant by which
  * any bucket hashed there is full again (bucket.h, tb_full_at). A bucket
- * re-created after the LRU evicted it starts from there instead of full,
+ * re-created after the table evicted it starts from there instead of full,
  * so eviction hands out no burst that the address has not earned. The slot
  * count is a power of two, at least TB_LOCK_STRIPES, and addresses that
  * share a slot share a lock stripe (policy.h). */
@@ -390,7 +433,12 @@ struct tb_config {
 	 * another, and a reset loses none made after it. */
 	__u16 reset_epoch;
 	__u16 pad;
-	__u32 spare[2]; /* zero: room for fields whose zero means "as before" */
+	/* The table (layout 12 on): 2^table_shift sets, of which an address
+	 * may take the first ways ways. Set by attach and kept. */
+	__u8 table_shift;
+	__u8 ways;
+	__u16 pad2;
+	__u32 spare[1]; /* zero: room for fields whose zero means "as before" */
 };
 
 /* The layout of every map and value here. Any change to them bumps it:
@@ -403,9 +451,11 @@ struct tb_config {
  * new map before swapping the program. Buckets, shared buckets and the
  * global counters may grow too: the new program takes each bucket over
  * from the old map, and the rest is added up once the swap has settled
- * (user/upgrade.c, bpf/migrate.h). The other maps the datapath writes
- * (locks, dropcache, owed, passcache, denycache, flushseq) keep their
- * layout: during the swap both programs must share them.
+ * (user/upgrade.c, bpf/migrate.h); since layout 12 that holds for shared
+ * buckets and counters only, and for the LRU buckets of older layouts.
+ * The other maps the datapath writes (the table, locks, dropcache, owed,
+ * passcache, denycache, flushseq) keep their layout: during the swap both
+ * programs must share them.
  *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
  *   2: owed[] and the reciprocal.
  *   3: spare room at the end of struct tb_rule and struct tb_config.
@@ -422,12 +472,17 @@ struct tb_config {
  *      nothing moves, but an older program would keep counting under a
  *      discarded epoch.
  *  11: flushseq, so tbctl reads cached drops and buckets consistently.
- * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose buckets and
- * global counters grew, for the upgrade test. */
+ *  12: buckets in tbctl's own table (struct tb_set), 120 bytes an address
+ *      where the LRU hash took 192, and a tag in the credit word. The
+ *      LRU buckets of older layouts are moved in as before; from here on
+ *      both programs share the table during a swap, as they share the
+ *      locks, so struct tb_bucket grows no more.
+ * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
+ * buckets and global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 12
+#define TB_LAYOUT 13
 #else
-#define TB_LAYOUT 11
+#define TB_LAYOUT 12
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -480,7 +535,7 @@ struct tb_reset_req {
  * and its upgrades are all made from it (user/state.h, user/state.c,
  * user/upgrade.c); bpf/maps.h declares the same maps. */
 #define TB_MAPS(X)                                                                  \
-	X(buckets, BPF_MAP_TYPE_LRU_HASH, struct tb_addr, struct tb_bucket, 1)      \
+	X(buckets, BPF_MAP_TYPE_ARRAY, __u32, struct tb_set, 1)                     \
 	X(rules, BPF_MAP_TYPE_ARRAY, __u32, struct tb_rule, 0)                      \
 	X(prefixes_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32, 0)           \
 	X(prefixes_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32, 0)           \

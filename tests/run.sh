@@ -13,7 +13,7 @@ vm_stage() { tests/vm/run --timeout 900 -- tests/vm/stage.sh; }
 kill_and_fuzz() { together tests/e2e/upgrade.sh "tests/e2e/fuzz.sh tests/e2e/crash.sh"; }
 
 suites=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_heap"
-	"$B/tests/test_prog")
+	"$B/tests/test_table" "$B/tests/test_prog")
 for t in tests/e2e/*.sh; do
 	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh) continue ;; esac
 	[[ -e $t ]] && suites+=("$t")

@@ -14,6 +14,10 @@
  *       Put N addresses (2001:db8::/64 and up) into DEV's pinned bucket
  *       table, each with counters and a rule cache one generation old, as
  *       every bucket is just after a rule change: for timing tbctl's show.
+ *       Those whose set is full are left out; prints how many went in.
+ *   tbbench evict --dev DEV --addr A --every-ms MS --seconds T
+ *       Take A's bucket out of DEV's table every MS ms for T seconds, as
+ *       an eviction does; prints how often it was there.
  *   tbbench slots --dev DEV
  *       The rule slots in use as the map holds them, one per line: "slot
  *       prefix rate_units_per_sec" (the crash tests check repairs).
@@ -161,6 +165,8 @@ static struct ruleset *ruleset_of(struct bpf_object *obj)
 		die("read config");
 	cfg.owed_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "owed")));
 	cfg.stripes = TB_STRIPES_KEYED;
+	cfg.table_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "buckets")));
+	cfg.ways = TB_WAYS;
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY))
 		die("write config");
 	if (!rs || ruleset_load(rs, &m))
@@ -294,7 +300,7 @@ static struct many many_load(enum many_kind kind)
 	if (kind == MANY_TBCTL_OVER)
 		m.b->rodata->many_len = TB_BURST_MIN_BYTES;
 	/* Only the tables the program uses get their full size. */
-	bpf_map__set_max_entries(m.b->maps.buckets, floor ? 1 : 2 * many);
+	bpf_map__set_max_entries(m.b->maps.buckets, 1U << tb_table_shift(floor ? 1 : 2 * many));
 	bpf_map__set_max_entries(m.b->maps.owed, floor ? 1 : 1U << state_owed_shift(2 * many));
 	bpf_map__set_max_entries(m.b->maps.floor_state, floor ? 2 * many : 1);
 	if (kind == MANY_FLOOR_SIZED &&
@@ -356,6 +362,7 @@ static void many_addresses(struct json_object *doc)
 	struct many_count over;
 	struct frame f;
 	struct tb_stats s;
+	__u64 over_created, over_global;
 
 	frame_ipv4_len(&f, "198.18.0.1", 64);
 	for (int i = 0; i < MANY_KINDS; i++) {
@@ -372,6 +379,9 @@ static void many_addresses(struct json_object *doc)
 	}
 	cost_interleaved(p, MANY_KINDS);
 	over = many_counted(m[MANY_TBCTL_OVER].rs);
+	stats_sum(&m[MANY_TBCTL_OVER].rs->m, &s);
+	over_created = s.buckets_created;
+	over_global = s.c.passed_packets + s.c.dropped_packets;
 	stats_sum(&m[MANY_TBCTL].rs->m, &s);
 	json_add_u64(o, "addresses", many);
 	add_ns(o, "floor_ns", p[MANY_FLOOR].ns);
@@ -394,6 +404,11 @@ static void many_addresses(struct json_object *doc)
 	json_add_u64(o, "all_over_admitted_packets", over.passed);
 	json_add_u64(o, "all_over_most_admitted_per_address", over.most_passed);
 	json_add_u64(o, "all_over_counted_packets", over.counted);
+	/* A set holds 8 addresses wherever the hash puts them: at half the
+	 * table's size some sets are full, and their addresses evict one
+	 * another, taking their counts with them (README, "The table"). */
+	json_add_u64(o, "all_over_buckets_created", over_created);
+	json_add_u64(o, "all_over_global_packets", over_global);
 	json_object_object_add(doc, "many_addresses", o);
 	for (int i = 0; i < MANY_KINDS; i++) {
 		bench__destroy(m[i].b);
@@ -459,7 +474,7 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 	}
 	t1 = mono_ns();
 	addr_parse("198.18.0.1", &a);
-	bpf_map_lookup_elem(rs->m.buckets, &a, &bk);
+	bucket_get(&rs->m, &rs->cfg, &a, &bk);
 	if (pending_read(&rs->m, &rs->cfg, &pend))
 		die("read the per-CPU counting caches");
 	if (pending_add(&rs->m, &pend, &a, &bk))
@@ -521,7 +536,7 @@ static void memory(struct json_object *doc)
 
 		if (!t)
 			die("open tb object");
-		bpf_map__set_max_entries(t->maps.buckets, sizes[i]);
+		bpf_map__set_max_entries(t->maps.buckets, 1U << tb_table_shift(sizes[i]));
 		bpf_map__set_max_entries(t->maps.owed, 1U << state_owed_shift(sizes[i]));
 		if (tb__load(t))
 			die("load tb object");
@@ -610,37 +625,104 @@ static int gen(const char *dev, const char *dmac, const char *src, int sources, 
 	return 0;
 }
 
+/* n addresses 2001:db8::/96 + i with made-up counters, each in the first
+ * free way of its set as the datapath places it: the whole table read,
+ * filled and written back, for a device that passes no traffic. An
+ * address whose set is full is left out. */
 static int fill(const char *dev, __u32 n)
 {
-	enum { CHUNK = 8192 };
-	struct tb_addr *keys = calloc(CHUNK, sizeof(*keys));
-	struct tb_bucket *vals = calloc(CHUNK, sizeof(*vals));
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), count, out, placed = 0;
 	struct tb_config cfg;
 	struct tb_maps m;
+	struct tb_set *sets = NULL;
+	__u32 *keys = NULL;
 	int err = state_open(dev, &m);
 
-	if (err || !keys || !vals || state_read_config(&m, &cfg)) {
-		fprintf(stderr, "tbbench fill: open %s's pinned maps: %s\n", dev, strerror(err ? -err : errno));
+	if (!err && (state_read_config(&m, &cfg) || bpf_obj_get_info_by_fd(m.buckets, &info, &len)))
+		err = -errno;
+	if (!err) {
+		sets = calloc(info.max_entries, sizeof(*sets));
+		keys = calloc(info.max_entries, sizeof(*keys));
+		err = sets && keys ? 0 : -ENOMEM;
+	}
+	count = info.max_entries;
+	if (!err && bpf_map_lookup_batch(m.buckets, NULL, &out, keys, sets, &count, NULL) && errno != ENOENT)
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "tbbench fill: read %s's table: %s\n", dev, strerror(-err));
 		return 1;
 	}
-	for (__u32 done = 0; done < n;) {
-		__u32 count = n - done < CHUNK ? n - done : CHUNK;
-		LIBBPF_OPTS(bpf_map_batch_opts, o);
+	for (__u32 i = 0; i < n; i++) {
+		struct tb_addr a = { .w = { htonl(0x20010db8), 0, htonl(i >> 16), htonl(i & 0xffff) } };
+		struct tb_set *set = &sets[tb_set_index(tb_stripe_hash(&a, cfg.stripes, cfg.slot_seed), cfg.table_shift)];
 
-		for (__u32 i = 0; i < count; i++, done++) {
-			keys[i] = (struct tb_addr){ .w = { htonl(0x20010db8), 0, htonl(done >> 16), htonl(done & 0xffff) } };
-			vals[i] = (struct tb_bucket){ .gen = cfg.gen - 1, .lvl = { .last_ns = 1 } };
-			vals[i].c = (struct tb_counters){ .passed_packets = done, .passed_bytes = 1000ULL * done,
-							  .dropped_packets = done % 7, .dropped_bytes = 1000ULL * (done % 7) };
-		}
-		if (bpf_map_update_batch(m.buckets, keys, vals, &count, &o)) {
-			fprintf(stderr, "tbbench fill: insert into %s's buckets: %s\n", dev, strerror(errno));
-			return 1;
+		for (int w = 0; w < cfg.ways; w++) {
+			if (!tb_way_free(set, w))
+				continue;
+			set->key[w] = a;
+			set->b[w] = (struct tb_bucket){ .gen = cfg.gen - 1, .lvl = { .last_ns = 1 } };
+			set->b[w].c = (struct tb_counters){ .passed_packets = i, .passed_bytes = 1000ULL * i,
+							    .dropped_packets = i % 7, .dropped_bytes = 1000ULL * (i % 7) };
+			placed++;
+			break;
 		}
 	}
+	for (__u32 i = 0; i < info.max_entries; i++)
+		keys[i] = i;
+	count = info.max_entries;
+	if (bpf_map_update_batch(m.buckets, keys, sets, &count, NULL)) {
+		fprintf(stderr, "tbbench fill: write %s's table: %s\n", dev, strerror(errno));
+		return 1;
+	}
+	printf("{\"placed\": %u}\n", placed);
 	maps_close(&m);
 	free(keys);
-	free(vals);
+	free(sets);
+	return 0;
+}
+
+/* Take addr's way of DEV's table away every ms milliseconds for seconds,
+ * as an eviction does, and print how often it held one: for a test of
+ * re-created buckets. A read-modify-write of the set from user space,
+ * without the lock: a charge made meanwhile to another address of the
+ * set may be undone, as it may by any rewrite of the table. */
+static int evict(const char *dev, const char *addr, int ms, double seconds)
+{
+	struct tb_config cfg;
+	struct tb_maps m;
+	struct tb_set set;
+	struct tb_addr a;
+	__u32 si, n = 0;
+	__u64 end;
+	int err = state_open(dev, &m), w;
+
+	if (!err && state_read_config(&m, &cfg))
+		err = -errno;
+	if (err || addr_parse(addr, &a)) {
+		fprintf(stderr, "tbbench evict: %s on %s: %s\n", addr, dev, err ? strerror(-err) : "not an address");
+		return 1;
+	}
+	si = tb_set_index(tb_stripe_hash(&a, cfg.stripes, cfg.slot_seed), cfg.table_shift);
+	end = mono_ns() + (__u64)(seconds * 1e9);
+	while (mono_ns() < end) {
+		if (bpf_map_lookup_elem(m.buckets, &si, &set)) {
+			fprintf(stderr, "tbbench evict: read set %u: %s\n", si, strerror(errno));
+			return 1;
+		}
+		w = tb_way_find(&set, &a, cfg.ways);
+		if (w >= 0) {
+			tb_way_clear(&set, w);
+			if (bpf_map_update_elem(m.buckets, &si, &set, BPF_EXIST)) {
+				fprintf(stderr, "tbbench evict: write set %u: %s\n", si, strerror(errno));
+				return 1;
+			}
+			n++;
+		}
+		usleep(ms * 1000);
+	}
+	printf("{\"evicted\": %u}\n", n);
+	maps_close(&m);
 	return 0;
 }
 
@@ -686,10 +768,11 @@ int main(int argc, char **argv)
 	double seconds = 1;
 
 	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen") && strcmp(argv[1], "fill") &&
-			 strcmp(argv[1], "slots"))) {
+			 strcmp(argv[1], "slots") && strcmp(argv[1], "evict"))) {
 		fprintf(stderr, "usage: tbbench micro [--rounds R] [--repeat N] [--addrs K]\n"
 				"       tbbench fill --dev DEV --addrs N\n"
 				"       tbbench slots --dev DEV\n"
+				"       tbbench evict --dev DEV --addr A --every-ms MS --seconds T\n"
 				"       tbbench gen --dev DEV --dmac MAC [--src A] [--sources S] [--dst B] "
 				"[--size BYTES] [--seconds T] [--count N]\n");
 		return 2;
@@ -713,6 +796,27 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return fill(dev, many);
+	}
+	if (!strcmp(argv[1], "evict")) {
+		const char *addr = NULL;
+		int ms = 0;
+
+		for (int i = 2; i + 1 < argc; i += 2) {
+			if (!strcmp(argv[i], "--dev"))
+				dev = argv[i + 1];
+			else if (!strcmp(argv[i], "--addr"))
+				addr = argv[i + 1];
+			else if (!strcmp(argv[i], "--every-ms"))
+				ms = atoi(argv[i + 1]);
+			else if (!strcmp(argv[i], "--seconds"))
+				seconds = atof(argv[i + 1]);
+		}
+		/* Bounded like every loop here. */
+		if (!dev || !addr || ms < 1 || ms > 1000 || seconds <= 0 || seconds > 600) {
+			fprintf(stderr, "tbbench evict: --dev, --addr, --every-ms 1..1000 and --seconds 0..600 are required\n");
+			return 2;
+		}
+		return evict(dev, addr, ms, seconds);
 	}
 	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
 		switch (o) {

@@ -326,7 +326,7 @@ static int run_attach(const struct cmd_args *args)
 		own_qdisc = cfg.own_qdisc;
 	} else {
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
-					  .max_addrs = bpf_map__max_entries(skel->maps.buckets),
+					  .max_addrs = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS,
 					  .stripes = TB_STRIPES_KEYED };
 		cfg.layout = TB_LAYOUT;
 	}

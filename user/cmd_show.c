@@ -180,7 +180,7 @@ static int find_one(struct show *sh, struct row *r)
 	int id;
 
 	memset(r, 0, sizeof(*r));
-	if (!bpf_map_lookup_elem(sh->m->buckets, &a->addr, &r->b)) {
+	if (!bucket_get(sh->m, &sh->pending.cfg, &a->addr, &r->b)) {
 		r->addr = a->addr;
 		r->rule = ruleset_rule_of(&rs, sh->m, &a->addr, &r->b, sh->gen);
 		return pending_add(sh->m, &sh->pending, &a->addr, &r->b);
@@ -322,16 +322,6 @@ static int parse_reset(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
-/* Buckets are forgotten by deleting them, and what evicted ones owed
- * with them: every address starts full. */
-static int delete_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
-{
-	const struct tb_maps *m = ctx;
-
-	(void)b;
-	return bpf_map_delete_elem(m->buckets, k) && errno != ENOENT ? -errno : 0;
-}
-
 /* Counters are reset by the datapath's own reset program, in one run, so
  * a kill leaves all of it or none: it writes the new reset epoch, which
  * makes what the CPUs hold in their caches stale and leaves it to them
@@ -398,8 +388,10 @@ static int run_reset(const struct cmd_args *a)
 		/* First: what the CPUs count from here on is the new
 		 * buckets'. */
 		err = pending_restart(&m, &rs.cfg);
+		/* Buckets are forgotten, and what evicted ones owed with
+		 * them: every address starts full. */
 		if (!err)
-			err = buckets_foreach(&m, delete_bucket, &m);
+			err = buckets_clear(&m);
 		if (!err)
 			err = owed_zero(&m);
 		/* CPUs keep copies of the forgotten buckets' bounds:

@@ -105,7 +105,7 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 
 	if (!skel)
 		return NULL;
-	bpf_map__set_max_entries(skel->maps.buckets, max_addrs);
+	bpf_map__set_max_entries(skel->maps.buckets, 1U << tb_table_shift(max_addrs));
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	state_dir(dev, dir, sizeof(dir));
 	/* The maps of TB_MAPS; an upgrade's other maps are the load's own.
@@ -578,7 +578,7 @@ int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb
 
 	if (ncpu < 0)
 		return ncpu;
-	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch };
+	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch, .cfg = *cfg };
 	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
 	err = p->v ? slots_each(m, true, pending_note, p) : -ENOMEM;
 	if (err) {
@@ -693,12 +693,10 @@ static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, c
 			break;
 		}
 		err = slots_read_around(m, at, n, r);
-		if (!err && bpf_map_lookup_elem(m->buckets, a, &nb)) {
+		if (!err && (err = bucket_get(m, &p->cfg, a, &nb)) == -ENOENT) {
 			/* Evicted meanwhile: it took its counts with it. */
-			if (errno == ENOENT)
-				memset(&nb, 0, sizeof(nb));
-			else
-				err = -errno;
+			memset(&nb, 0, sizeof(nb));
+			err = 0;
 		}
 		if (!err)
 			err = slots_read_around(m, at, n, r + n);
@@ -842,24 +840,25 @@ __u8 state_owed_shift(__u32 max_addrs)
 	return shift;
 }
 
-int owed_zero(const struct tb_maps *m)
+/* Every value of array fd zeroed, a chunk of about 256 KB at a time. */
+static int array_zero(int fd)
 {
-	enum { CHUNK = 65536 };
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), *keys = calloc(CHUNK, sizeof(*keys));
-	__u64 *zero = calloc(CHUNK, sizeof(*zero));
-	int err = 0;
+	__u32 len = sizeof(info), chunk, n, *keys = NULL;
+	void *zero = NULL;
+	int err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
 
-	if (!keys || !zero)
-		err = -ENOMEM;
-	else if (bpf_obj_get_info_by_fd(m->owed, &info, &len))
-		err = -errno;
-	for (__u32 at = 0; !err && at < info.max_entries; at += CHUNK) {
-		__u32 n = info.max_entries - at < CHUNK ? info.max_entries - at : CHUNK;
-
+	if (!err) {
+		chunk = (256 << 10) / info.value_size + 1;
+		keys = calloc(chunk, sizeof(*keys));
+		zero = calloc(chunk, info.value_size);
+		err = keys && zero ? 0 : -ENOMEM;
+	}
+	for (__u32 at = 0; !err && at < info.max_entries; at += n) {
+		n = info.max_entries - at < chunk ? info.max_entries - at : chunk;
 		for (__u32 i = 0; i < n; i++)
 			keys[i] = at + i;
-		if (bpf_map_update_batch(m->owed, keys, zero, &n, NULL))
+		if (bpf_map_update_batch(fd, keys, zero, &n, NULL))
 			err = -errno;
 	}
 	free(keys);
@@ -867,23 +866,44 @@ int owed_zero(const struct tb_maps *m)
 	return err;
 }
 
+int owed_zero(const struct tb_maps *m)
+{
+	return array_zero(m->owed);
+}
+
+int bucket_get(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
+	       struct tb_bucket *b)
+{
+	__u32 si = tb_set_index(tb_stripe_hash(a, cfg->stripes, cfg->slot_seed), cfg->table_shift);
+	struct tb_set *set = malloc(sizeof(*set));
+	int w, err = set ? 0 : -ENOMEM;
+
+	if (!err && bpf_map_lookup_elem(m->buckets, &si, set))
+		err = -errno;
+	if (!err && (w = tb_way_find(set, a, cfg->ways)) < 0)
+		err = -ENOENT;
+	if (!err)
+		*b = set->b[w];
+	free(set);
+	return err;
+}
+
 int buckets_foreach(const struct tb_maps *m,
 		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx)
 {
-	enum { CHUNK = 4096 };
-	struct tb_addr *keys = calloc(CHUNK, sizeof(*keys));
-	struct tb_bucket *vals = calloc(CHUNK, sizeof(*vals));
-	__u32 in = 0, out = 0, count;
+	enum { CHUNK = 512 };
+	__u32 *keys = calloc(CHUNK, sizeof(*keys)), in = 0, out = 0, count;
+	struct tb_set *sets = calloc(CHUNK, sizeof(*sets));
 	bool first = true, done = false;
 	int err = 0, rc = 0;
 
-	if (!keys || !vals) {
+	if (!keys || !sets) {
 		err = -ENOMEM;
 		goto out;
 	}
 	while (!done && !err && !rc) {
 		count = CHUNK;
-		if (bpf_map_lookup_batch(m->buckets, first ? NULL : &in, &out, keys, vals, &count, NULL)) {
+		if (bpf_map_lookup_batch(m->buckets, first ? NULL : &in, &out, keys, sets, &count, NULL)) {
 			if (errno != ENOENT) {
 				err = -errno;
 				break;
@@ -893,11 +913,18 @@ int buckets_foreach(const struct tb_maps *m,
 		first = false;
 		in = out;
 		for (__u32 i = 0; i < count && !rc; i++)
-			rc = fn(&keys[i], &vals[i], ctx);
+			for (int w = 0; w < TB_WAYS && !rc; w++)
+				if (!tb_way_free(&sets[i], w))
+					rc = fn(&sets[i].key[w], &sets[i].b[w], ctx);
 	}
 	err = err ? err : rc < 0 ? rc : 0;
 out:
 	free(keys);
-	free(vals);
+	free(sets);
 	return err;
+}
+
+int buckets_clear(const struct tb_maps *m)
+{
+	return array_zero(m->buckets);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "tb_abi.h"
+#include "table.h"
 
 /* File descriptors of the datapath's maps, from a skeleton or from pins. */
 #define TB_MAP_FD(name, type, key, value, written) int name;
@@ -106,6 +107,7 @@ struct tb_pending {
 	struct tb_pending_at *v;
 	size_t n;
 	__u16 reset_epoch;
+	struct tb_config cfg;   /* as read: where the table places addresses */
 };
 
 /* Note where the CPUs' caches hold counts, made under the reset epoch cfg
@@ -140,9 +142,19 @@ int pending_restart(const struct tb_maps *m, struct tb_config *cfg);
 __u8 state_owed_shift(__u32 max_addrs);
 /* Forget what evicted buckets owed (reset buckets). */
 int owed_zero(const struct tb_maps *m);
+/* Address a's bucket as the table holds it, found as the datapath finds
+ * it under cfg: 0, -ENOENT when it holds none, or -errno. */
+int bucket_get(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
+	       struct tb_bucket *b);
 /* Call fn for every per-address bucket (batched reads); stops when fn
- * returns non-zero. Returns 0, or -errno: the reads' or fn's. */
+ * returns non-zero. Returns 0, or -errno: the reads' or fn's. A way that
+ * changes hands while its set is copied may pair the next address's key
+ * with the bucket it had, or the reverse: the kernel copies a set with
+ * no lock, and the counts of an address evicted then go with it anyway. */
 int buckets_foreach(const struct tb_maps *m,
 		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx);
+/* Empty the table (reset buckets), from user space: a charge made while
+ * its set is rewritten may survive it, half or whole. */
+int buckets_clear(const struct tb_maps *m);
 
 #endif

@@ -24,6 +24,10 @@
  *  10 -> 11: flushseq is new. Until the swap the older program flushes
  *           without it, so a read then may count a batch twice, as that
  *           build's reads could.
+ *  11 -> 12: buckets, an LRU hash until now, become the table (an array
+ *           of sets, made anew and sized from config.max_addrs), into
+ *           which the older buckets move as below; config.table_shift
+ *           and .ways are set (upgrade_config).
  * Buckets, shared buckets and the global counters that grew are made anew
  * too, but not copied: the older program writes them until the swap.
  * Instead the new program takes each bucket over from the older map as
@@ -59,7 +63,8 @@ enum {
 };
 
 /* Of the maps the datapath writes, how much of a value every layout has,
- * for those an upgrade can carry when they grow; 0 for the others, which
+ * for those an upgrade can carry when they change (buckets: only from the
+ * LRU hash of layouts up to 11 into the table); 0 for the others, which
  * both programs must share during the swap. */
 static __u32 movable_common(int i)
 {
@@ -214,14 +219,17 @@ int upgrade_bind_prev(struct tb *skel, struct upgrade_moves *mv, int i, int fd)
 static int plan_move(struct tb *skel, struct upgrade_moves *mv, int i, struct bpf_map *map,
 		     const struct bpf_map_info *info, int fd)
 {
+	if (i == BUCKETS)
+		return info->type == BPF_MAP_TYPE_LRU_HASH && info->key_size == sizeof(struct tb_addr) &&
+		       info->value_size >= TB_BUCKET_COMMON && info->value_size <= TB_BUCKET_PREV_MAX ?
+		       upgrade_bind_prev(skel, mv, i, fd) : -EPROTO;
 	if (info->type != bpf_map__type(map) || info->key_size != bpf_map__key_size(map) ||
 	    info->max_entries != bpf_map__max_entries(map))
 		return -EPROTO;
 	if (!datapath_writes[i])
 		return info->type == BPF_MAP_TYPE_PERCPU_ARRAY ? -EPROTO : 0;
 	if (!movable_common(i) || info->value_size < movable_common(i) ||
-	    info->value_size > bpf_map__value_size(map) ||
-	    (i == BUCKETS && info->value_size > TB_BUCKET_PREV_MAX))
+	    info->value_size > bpf_map__value_size(map))
 		return -EPROTO;
 	return upgrade_bind_prev(skel, mv, i, fd);
 }
@@ -481,6 +489,10 @@ void upgrade_config(struct tb_config *cfg)
 {
 	if (!cfg->owed_shift)
 		cfg->owed_shift = state_owed_shift(cfg->max_addrs);
+	if (!cfg->table_shift) {
+		cfg->table_shift = tb_table_shift(cfg->max_addrs);
+		cfg->ways = tb_table_ways(cfg->max_addrs);
+	}
 	/* A failed draw leaves 0, which places addresses as well, only not
 	 * secretly: no reason to refuse an attach. A draw of 0 is redrawn. */
 	for (int i = 0; !cfg->slot_seed && i < 4; i++)

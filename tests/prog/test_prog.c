@@ -84,8 +84,8 @@ out:
  * then the same on every run. */
 #define TEST_SLOT_SEED 0x5eed7b01u
 
-/* The config's owed[] size, slot seed and stripe placement, as attach
- * writes them. */
+/* The config's owed[] size, slot seed and stripe placement, and the
+ * table's size, as attach writes them. */
 static void set_config(__u8 owed_shift, __u32 slot_seed, __u8 stripes)
 {
 	struct tb_config cfg;
@@ -95,6 +95,8 @@ static void set_config(__u8 owed_shift, __u32 slot_seed, __u8 stripes)
 	cfg.owed_shift = rs->cfg.owed_shift = owed_shift;
 	cfg.slot_seed = rs->cfg.slot_seed = slot_seed;
 	cfg.stripes = rs->cfg.stripes = stripes;
+	cfg.table_shift = rs->cfg.table_shift = __builtin_ctz(bpf_map__max_entries(skel->maps.buckets));
+	cfg.ways = rs->cfg.ways = TB_WAYS;
 	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
 }
 
@@ -234,7 +236,7 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 	struct tb_addr a;
 
 	if (CHECK(!addr_parse(addr, &a), "address %s", addr))
-		CHECK(!bpf_map_lookup_elem(rs->m.buckets, &a, &b), "bucket of %s exists", addr);
+		CHECK(!bucket_get(&rs->m, &rs->cfg, &a, &b), "bucket of %s exists", addr);
 	return b;
 }
 
@@ -250,7 +252,7 @@ static int read_as_tbctl(const char *addr, struct tb_bucket *b)
 	memset(b, 0, sizeof(*b));
 	addr_parse(addr, &a);
 	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
-		has = !bpf_map_lookup_elem(rs->m.buckets, &a, b);
+		has = !bucket_get(&rs->m, &rs->cfg, &a, b);
 		CHECK(!pending_add(&rs->m, &p, &a, b), "%s: read what is pending", addr);
 		pending_free(&p);
 	}
@@ -274,7 +276,7 @@ static struct tb_counters pending_of(const char *addr)
 
 	read_as_tbctl(addr, &b);
 	addr_parse(addr, &a);
-	bpf_map_lookup_elem(rs->m.buckets, &a, &raw);
+	bucket_get(&rs->m, &rs->cfg, &a, &raw);
 	return (struct tb_counters){
 		.passed_packets = b.c.passed_packets - raw.c.passed_packets,
 		.passed_bytes = b.c.passed_bytes - raw.c.passed_bytes,
@@ -292,13 +294,45 @@ static __u64 held(const struct tb_bucket *b)
 	return b->lvl.tokens + (b->credit_granted ? b->credit & 0xffffffffULL : 0) * TB_NANO;
 }
 
+/* Rewrite address a's way of the table as f does it, in place of the
+ * datapath: set it to b (put), or clear it (evict). 0 or -errno. */
+static int table_edit(const struct tb_addr *a, const struct tb_bucket *b, int evict)
+{
+	__u32 si = tb_set_index(tb_stripe_hash(a, rs->cfg.stripes, rs->cfg.slot_seed), rs->cfg.table_shift);
+	struct tb_set set;
+	int w;
+
+	if (bpf_map_lookup_elem(rs->m.buckets, &si, &set))
+		return -errno;
+	w = tb_way_find(&set, a, rs->cfg.ways);
+	if (w < 0)
+		return -ENOENT;
+	if (evict)
+		tb_way_clear(&set, w);
+	else
+		set.b[w] = *b;
+	return bpf_map_update_elem(rs->m.buckets, &si, &set, BPF_EXIST) ? -errno : 0;
+}
+
+static int bucket_put(const struct tb_addr *a, const struct tb_bucket *b)
+{
+	return table_edit(a, b, 0);
+}
+
+/* Credit word w as bucket b's way carries it. */
+#define TB_CREDIT_TAG_MASK (0xffULL << TB_CREDIT_TAG_SHIFT)
+static __u64 tagged(const struct tb_bucket *b, __u64 w)
+{
+	return (__u64)b->tag << TB_CREDIT_TAG_SHIFT | w;
+}
+
 static int has_bucket(const char *addr)
 {
 	struct tb_bucket b;
 	struct tb_addr a;
 
 	addr_parse(addr, &a);
-	return !bpf_map_lookup_elem(rs->m.buckets, &a, &b);
+	return !bucket_get(&rs->m, &rs->cfg, &a, &b);
 }
 
 static struct tb_stats totals(void)
@@ -978,12 +1012,12 @@ static void credit_admits_without_the_lock(void)
 		frame_ipv4_len(&f, c[i].src, 1000);
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the first frame passes, under the lock", c[i].src);
 		before = raw_bucket_of(c[i].src);
-		CHECK_EQ(before.credit, 1000, "%s: 1,000 B set aside as credit, nothing counted in it", c[i].src);
+		CHECK_EQ(before.credit, tagged(&before, 1000), "%s: 1,000 B set aside as credit, nothing counted in it", c[i].src);
 		CHECK_EQ(before.credit_granted, 1000, "%s: granted", c[i].src);
 		CHECK_EQ(before.lvl.tokens, (64000 - 2000ULL) * TB_NANO, "%s: from the level", c[i].src);
 		CHECK_EQ(run(*c[i].fd, &f), c[i].pass, "%s: the second frame passes, from the credit", c[i].src);
 		after = raw_bucket_of(c[i].src);
-		CHECK_EQ(after.credit, 1ULL << 32, "%s: the credit spent, and one packet counted in it", c[i].src);
+		CHECK_EQ(after.credit, tagged(&after, 1ULL << 32), "%s: the credit spent, and one packet counted in it", c[i].src);
 		CHECK_EQ(pending_of(c[i].src).passed_packets, 1, "%s: counted, not yet in the counters", c[i].src);
 		CHECK_EQ(pending_of(c[i].src).passed_bytes, 1000, "%s: its bytes too", c[i].src);
 		CHECK_EQ(bucket_of(c[i].src).c.passed_bytes, 2000, "%s: both frames' bytes as tbctl reads them", c[i].src);
@@ -997,7 +1031,7 @@ static void credit_admits_without_the_lock(void)
 		CHECK_EQ(after.c.passed_packets, 3, "%s: the credit's packet now in the counters", c[i].src);
 		CHECK_EQ(after.c.passed_bytes, 3000, "%s: and its bytes", c[i].src);
 		CHECK_EQ(pending_of(c[i].src).passed_packets, 0, "%s: nothing left to count", c[i].src);
-		CHECK_EQ(after.credit, 1000, "%s: and set credit aside again", c[i].src);
+		CHECK_EQ(after.credit, tagged(&after, 1000), "%s: and set credit aside again", c[i].src);
 		/* A millisecond refills far more than the burst, yet the frame
 		 * paid from credit is still missing: its room refills only from
 		 * this charge on. Refilled from the grant, it would hold 63,000. */
@@ -1032,11 +1066,10 @@ static void evict(const char *addr)
 	struct tb_addr a;
 
 	addr_parse(addr, &a);
-	CHECK(!bpf_map_delete_elem(rs->m.buckets, &a), "evict the bucket of %s: %s", addr,
-	      strerror(errno));
+	CHECK(!table_edit(&a, NULL, 1), "evict the bucket of %s", addr);
 }
 
-/* A bucket the LRU evicted comes back as what it owed, not as a fresh
+/* A bucket the table evicted comes back as what it owed, not as a fresh
  * burst: a drained address stays drained however often it is evicted,
  * and one idle long enough comes back full. Without owed[] (shift 0) the
  * same eviction hands out a whole new burst. */
@@ -1073,6 +1106,65 @@ static void evicted_bucket_starts_from_what_it_owed(void)
 	usleep(20000);
 	evict("198.18.26.3");
 	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 3, "after 20 ms idle (fill 3 ms): a full burst");
+	teardown();
+}
+
+/* The set of address a in the table. */
+static __u32 set_of(const struct tb_addr *a)
+{
+	return tb_set_index(tb_stripe_hash(a, rs->cfg.stripes, rs->cfg.slot_seed), rs->cfg.table_shift);
+}
+
+/* The ways of a's set holding a. */
+static int ways_holding(const char *addr)
+{
+	struct tb_set set;
+	struct tb_addr a;
+	__u32 si;
+	int n = 0;
+
+	addr_parse(addr, &a);
+	si = set_of(&a);
+	CHECK(!bpf_map_lookup_elem(rs->m.buckets, &si, &set), "read set %u", si);
+	for (int w = 0; w < TB_WAYS; w++)
+		n += !memcmp(&set.key[w], &a, sizeof(a));
+	return n;
+}
+
+/* A flood of one-packet sources through one set takes the ways of its
+ * own kind: the set's live address keeps its bucket, and every packet
+ * of it is counted there, in one way. */
+static void a_set_keeps_its_live_address(void)
+{
+	const char *live = "2001:db8::1";
+	struct tb_addr k, m;
+	struct frame f, fm;
+	char mate[64];
+	int mates = 0, sent = 0;
+	__u32 si;
+
+	setup();
+	set_rule("default", 1000000, 100000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	addr_parse(live, &k);
+	si = set_of(&k);
+	frame_ipv6_len(&f, live, 100);
+	for (__u32 n = 2; mates < 10 * TB_WAYS && n < 10000000; n++) {
+		snprintf(mate, sizeof(mate), "2001:db8::%x:%x", n >> 16, n & 0xffff);
+		addr_parse(mate, &m);
+		if (set_of(&m) != si)
+			continue;
+		if (mates++ % 4 == 0) {
+			CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes", live);
+			sent++;
+		}
+		frame_ipv6_len(&fm, mate, 100);
+		CHECK_EQ(run(xdp_fd, &fm), XDP_PASS, "%s, in %s's set, passes", mate, live);
+		CHECK_EQ(ways_holding(mate), 1, "%s holds one way", mate);
+	}
+	CHECK_EQ(mates, 10 * TB_WAYS, "%d addresses share %s's set", 10 * TB_WAYS, live);
+	CHECK_EQ(ways_holding(live), 1, "%s holds one way", live);
+	CHECK_EQ(bucket_of(live).c.passed_packets, sent, "%s: all %d of its packets counted", live, sent);
+	CHECK_EQ(totals().buckets_created, 1 + mates, "a bucket for each, %s's made once", live);
 	teardown();
 }
 
@@ -1390,8 +1482,7 @@ static void denial_copy_skips_the_bucket(void)
 	before = raw_bucket_of(a);
 	before.empty_ns = 0;
 	addr_parse(a, &k);
-	CHECK(!bpf_map_update_elem(rs->m.buckets, &k, &before, BPF_EXIST), "clear the bucket's bound: %s",
-	      strerror(errno));
+	CHECK(!bucket_put(&k, &before), "clear the bucket's bound");
 	CHECK_EQ(pass_count(xdp_fd, &f, 50, XDP_DROP), 50, "50 more denials");
 	after = raw_bucket_of(a);
 	CHECK(!memcmp(&before, &after, sizeof(before)),
@@ -1448,13 +1539,13 @@ static void credit_counts_packets_and_resets(void)
 	frame_ipv4_len(&f, a, 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 11, XDP_PASS), 11, "%s: the first frame under the lock, 10 from credit", a);
 	b = raw_bucket_of(a);
-	CHECK_EQ(b.credit, 10000ULL << 32 | 90, "%s: 10 packets spent, their 10,000 B counted", a);
+	CHECK_EQ(b.credit, tagged(&b, 10000ULL << 32 | 90), "%s: 10 packets spent, their 10,000 B counted", a);
 	CHECK_EQ(b.c.passed_packets, 1, "%s: the locked pass in the counters", a);
 	CHECK_EQ(pending_of(a).passed_packets, 10, "%s: 10 counted in the credit", a);
 	CHECK_EQ(bucket_of(a).c.passed_bytes, 11000, "%s: all 11 as tbctl reads them", a);
 	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
 	b = raw_bucket_of(a);
-	CHECK_EQ(b.credit, 90, "%s: reset: the count emptied, the 90 unspent left", a);
+	CHECK_EQ(b.credit, tagged(&b, 90), "%s: reset: the count emptied, the 90 unspent left", a);
 	CHECK_EQ(b.credit_from, 90, "%s: counted from there on", a);
 	CHECK_EQ(bucket_of(a).c.passed_packets, 0, "%s: nothing counted after the reset", a);
 	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "%s: 5 more from credit", a);
@@ -1463,20 +1554,20 @@ static void credit_counts_packets_and_resets(void)
 	CHECK_EQ(b.c.passed_bytes, 5000, "%s: 5,000 B", a);
 	CHECK_EQ(raw_bucket_of(a).credit & 0xffffffffULL, 85, "%s: from the credit", a);
 	CHECK_EQ(pass_count(xdp_fd, &f, 85, XDP_PASS), 85, "%s: the credit's last 85", a);
-	CHECK_EQ(raw_bucket_of(a).credit, 90000ULL << 32, "%s: spent, 90 packets' bytes counted in it", a);
+	CHECK_EQ(raw_bucket_of(a).credit & ~TB_CREDIT_TAG_MASK, 90000ULL << 32, "%s: spent, 90 packets' bytes counted in it", a);
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame under the lock", a);
 	b = raw_bucket_of(a);
 	CHECK_EQ(b.c.passed_packets, 91, "%s: the credit's 90 and this one in the counters", a);
 	CHECK_EQ(b.c.passed_bytes, 91000, "%s: bytes too", a);
-	CHECK_EQ(b.credit, 100, "%s: a fresh credit", a);
+	CHECK_EQ(b.credit, tagged(&b, 100), "%s: a fresh credit", a);
 	/* A count the word cannot hold: that packet takes the lock. */
-	b.credit = 0xffffff00ULL << 32 | 100;
+	b.credit = tagged(&b, 0xffff00ULL << 32 | 100);
 	addr_parse(a, &k);
-	CHECK(!bpf_map_update_elem(rs->m.buckets, &k, &b, BPF_EXIST), "fill the count");
+	CHECK(!bucket_put(&k, &b), "fill the count");
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame the count cannot hold passes", a);
 	b = raw_bucket_of(a);
 	CHECK_EQ(b.c.passed_packets, 92, "%s: under the lock, which took the credit back", a);
-	CHECK_EQ(b.c.passed_bytes, 92000 + 0xffffff00ULL, "%s: with the count it held", a);
+	CHECK_EQ(b.c.passed_bytes, 92000 + 0xffff00ULL, "%s: with the count it held", a);
 	teardown();
 }
 
@@ -2251,19 +2342,36 @@ static struct tb_stats stats_in(int fd)
 	return s;
 }
 
-/* An upgrade whose buckets, shared buckets and global counters grew, run
- * with this build as both layouts: the older program (skel) and its maps
- * carry state, the new program gets new ones and takes everything over.
- * A bucket moves whole, as its address is next seen or by the merge after
- * the swap; the older program finds what moved (or what the new program
- * made) empty; the merge is safe to run twice. */
+/* A layout 11 bucket of address addr, as that program left it in its LRU
+ * buckets fd. */
+static void legacy_put(int fd, const char *addr, const struct tb_bucket *b)
+{
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	CHECK(!bpf_map_update_elem(fd, &a, b, BPF_ANY), "%s in the LRU buckets: %s", addr, strerror(errno));
+}
+
+/* Two upgrades at once, with this build as the new layout. From layout
+ * 11 or older, whose buckets were an LRU hash (made here as that program
+ * left it): a bucket moves into the table whole, level, counters and
+ * credit, as its address is next seen, as drops cached for it are
+ * flushed, or by the merge after the swap, which is safe to run twice;
+ * it is left moved, and an address new to both leaves a moved mark. And
+ * to a layout whose shared buckets and global counters grew, this build
+ * standing for the older program (skel): the table is shared, so its
+ * buckets carry on in place, and the rest is merged. */
 static void upgrade_moves_buckets_and_counters(void)
 {
 	enum { BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
 	       SHARED = offsetof(struct tb_maps, shared) / sizeof(int),
 	       STATS = offsetof(struct tb_maps, stats) / sizeof(int) };
-	const char *kept[] = { "rules", "prefixes_v4", "prefixes_v6", "config", "locks", "dropcache", "owed" };
+	const char *kept[] = { "buckets", "rules", "prefixes_v4", "prefixes_v6", "config", "locks", "dropcache",
+			       "denycache", "owed" };
 	char d[32] = "198.18.43.1", e[32] = "";
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_dropslot *drops = calloc(ncpu, sizeof(*drops));
+	struct tb_denyslot *denies = calloc(ncpu, sizeof(*denies));
 	struct upgrade_moves mv;
 	struct tb_maps om, nm;
 	struct tb_bucket b;
@@ -2271,11 +2379,14 @@ static void upgrade_moves_buckets_and_counters(void)
 	struct tb_stats before, after;
 	struct frame f, fe;
 	struct tb *nskel;
-	int shared_rule, nxdp, outer;
-	__u32 zero = 0, slot, inner_id;
+	struct tb_addr k;
+	int shared_rule, id, nxdp, outer, lru = -1;
+	__u32 zero = 0, slot, ci, inner_id;
+	__u64 now;
 
 	setup();
-	if (!CHECK(slot_mate(d, 44, e, sizeof(e)), "an address of 198.18.44.1 to 198.18.255.254 shares %s's drop cache slot", d)) {
+	if (!CHECK(slot_mate(d, 44, e, sizeof(e)), "an address of 198.18.44.1 to 198.18.255.254 shares %s's drop cache slot", d) ||
+	    !CHECK(drops && denies, "memory")) {
 		teardown();
 		return;
 	}
@@ -2283,20 +2394,41 @@ static void upgrade_moves_buckets_and_counters(void)
 	set_owed_shift(16);
 	/* 10 B/s: nothing refills a frame's worth while an emulated kernel
 	 * loads the new object. */
-	set_rule("default", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	id = set_rule("default", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	shared_rule = set_rule("198.18.40.0/24", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
 	slot = rs->rules[shared_rule].shared;
-	drain(xdp_fd, XDP_PASS, XDP_DROP, "198.18.41.1", &f);
-	frame_ipv4_len(&f, "198.18.41.2", 1000);
-	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "older program: 198.18.41.2 passes once");
 	frame_ipv4_len(&f, "198.18.40.1", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 2, "older program: the shared prefix passes 2 frames");
-	drain(xdp_fd, XDP_PASS, XDP_DROP, d, &f);
-	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_DROP), 5, "older program: %s drops 5 more without the lock", d);
+	frame_ipv4_len(&f, "198.18.42.1", 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "older program: 198.18.42.1 passes once, into the table");
 	before = totals();
 
-	/* The new program: the older maps it keeps, new buckets, shared
-	 * buckets and counters, and the older ones bound as attach binds them. */
+	/* What layout 11's program left: LRU buckets, and drops of d cached
+	 * on this CPU. */
+	lru = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "buckets", sizeof(struct tb_addr), sizeof(struct tb_bucket), 64,
+			     NULL);
+	if (!CHECK(lru >= 0, "make layout 11's buckets: %s", strerror(errno)))
+		goto out;
+	now = state_now_ns();
+	b = (struct tb_bucket){ .lvl = { .last_ns = now }, .gen = rs->cfg.gen, .rule = id, .cost = TB_COST_BYTES,
+				.c = { .passed_packets = 3, .passed_bytes = 3000, .dropped_packets = 1,
+				       .dropped_bytes = 1000 } };
+	legacy_put(lru, "198.18.41.1", &b);
+	legacy_put(lru, d, &b);
+	/* With a credit of 46 B, of which 6 B went to a packet its count
+	 * holds (count << 32 | unspent). */
+	b = (struct tb_bucket){ .lvl = { .tokens = 2000 * TB_NANO, .last_ns = now }, .gen = rs->cfg.gen, .rule = id,
+				.cost = TB_COST_BYTES, .c = { .passed_packets = 1, .passed_bytes = 1000 },
+				.credit = 1ULL << 32 | 40, .credit_granted = 46, .credit_from = 46 };
+	legacy_put(lru, "198.18.41.2", &b);
+	addr_parse(d, &k);
+	ci = tb_dropcache_slot(&k, rs->cfg.slot_seed);
+	drops[0] = (struct tb_dropslot){ .addr = k, .dropped_packets = 5, .dropped_bytes = 5000 };
+	CHECK(!bpf_map_update_elem(rs->m.dropcache, &ci, drops, BPF_ANY) &&
+	      !bpf_map_update_elem(rs->m.denycache, &ci, denies, BPF_ANY), "%s: 5 drops cached on CPU 0", d);
+
+	/* The new program: the older maps it keeps, new shared buckets and
+	 * counters, and the older ones bound as attach binds them. */
 	om = rs->m;
 	nskel = tb__open();
 	if (!CHECK(nskel, "open the new object"))
@@ -2305,13 +2437,14 @@ static void upgrade_moves_buckets_and_counters(void)
 		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(nskel->obj, kept[i]),
 					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
 	upgrade_moves_init(&mv);
-	CHECK(!upgrade_bind_prev(nskel, &mv, BUCKETS, om.buckets) && !upgrade_bind_prev(nskel, &mv, SHARED, om.shared) &&
+	CHECK(!upgrade_bind_prev(nskel, &mv, BUCKETS, lru) && !upgrade_bind_prev(nskel, &mv, SHARED, om.shared) &&
 	      !upgrade_bind_prev(nskel, &mv, STATS, om.stats), "bind the older maps: %s", strerror(errno));
+	CHECK_EQ(nskel->rodata->tb_prev_credit, TB_PREV_CREDIT_COUNTED, "layout 11's credit told by its size");
 	if (!CHECK(!tb__load(nskel), "load the new object: %s", strerror(errno)))
 		goto out_new;
 	maps_from_skel(nskel, &nm);
 	nxdp = bpf_program__fd(nskel->progs.tb_xdp);
-	mv.old[BUCKETS] = om.buckets;
+	mv.old[BUCKETS] = lru;
 	mv.old[SHARED] = om.shared;
 	mv.old[STATS] = om.stats;
 	mv.fresh[BUCKETS] = mv.fresh[SHARED] = mv.fresh[STATS] = true;
@@ -2323,20 +2456,21 @@ static void upgrade_moves_buckets_and_counters(void)
 	/* Seen again: the drained address moves whole, and stays drained. */
 	frame_ipv4_len(&f, "198.18.41.1", 1000);
 	CHECK_EQ(run(nxdp, &f), XDP_DROP, "new program: 198.18.41.1 is still drained");
-	b = bucket_in(nm.buckets, "198.18.41.1");
+	b = raw_bucket_of("198.18.41.1");
 	CHECK_EQ(b.c.passed_packets, 3, "its passed packets moved with it");
 	CHECK_EQ(b.c.dropped_packets, 2, "its drops moved with it, and the new one added");
-	b = bucket_in(om.buckets, "198.18.41.1");
+	b = bucket_in(lru, "198.18.41.1");
 	CHECK(b.lvl.last_ns == TB_MOVED_NS && b.lvl.tokens == 0 && b.c.passed_packets == 0 &&
 	      b.c.dropped_packets == 0, "the older bucket is left moved: empty, no counters");
-	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the older program finds it empty");
-	CHECK_EQ(bucket_in(om.buckets, "198.18.41.1").c.dropped_packets, 1, "and counts its drop there");
+	/* The table is shared: what the older program made carries on. */
+	frame_ipv4_len(&f, "198.18.42.1", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "new program: 198.18.42.1 passes again");
+	CHECK_EQ(raw_bucket_of("198.18.42.1").c.passed_packets, 2, "in the bucket the older program made");
 	/* New to both: the older program cannot make it a fresh burst. */
 	frame_ipv4_len(&f, "198.18.41.3", 1000);
 	CHECK_EQ(run(nxdp, &f), XDP_PASS, "new program: a new address passes");
-	b = bucket_in(om.buckets, "198.18.41.3");
+	b = bucket_in(lru, "198.18.41.3");
 	CHECK(b.lvl.last_ns == TB_MOVED_NS && b.cost == TB_COST_BYTES, "a moved mark stands in the older map");
-	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "the older program finds the address empty");
 	/* Shared: denied until the merge. */
 	frame_ipv4_len(&f, "198.18.40.1", 1000);
 	CHECK_EQ(run(nxdp, &f), XDP_DROP, "new program: the shared prefix is denied until the merge");
@@ -2348,41 +2482,46 @@ static void upgrade_moves_buckets_and_counters(void)
 	CHECK_EQ(pass_count(nxdp, &fe, 3, XDP_PASS), 3, "%s: the burst passes", e);
 	CHECK_EQ(pass_count(nxdp, &fe, 3, XDP_DROP), 3,
 		 "%s: a drop under the lock, then two without it, in %s's slot", e, d);
-	b = bucket_in(nm.buckets, d);
+	b = raw_bucket_of(d);
 	CHECK_EQ(b.c.passed_packets, 3, "%s: moved by the flush, passed packets and all", d);
 	CHECK_EQ(b.c.dropped_packets, 6, "%s: and its 5 pending drops added", d);
-	CHECK_EQ(bucket_in(om.buckets, d).lvl.last_ns, TB_MOVED_NS, "%s: left moved", d);
+	CHECK_EQ(bucket_in(lru, d).lvl.last_ns, TB_MOVED_NS, "%s: left moved", d);
 
 	/* The merge: what is left moves, counters once. */
 	for (int round = 1; round <= 2; round++) {
 		CHECK_EQ(upgrade_finish(&mv, nskel), 0, "upgrade_finish, round %d", round);
-		b = bucket_in(nm.buckets, "198.18.41.2");
-		CHECK_EQ(b.c.passed_packets, 1, "round %d: an address not seen since moved, counters once", round);
-		/* The credit it set aside stays behind: this layout's buckets
-		 * move from older ones, which have none. */
-		CHECK(held(&b) >= (2000 - (3000 >> TB_CREDIT_SHIFT)) * TB_NANO, "round %d: with its level", round);
-		b = bucket_in(nm.buckets, "198.18.41.1");
-		CHECK_EQ(b.c.dropped_packets, 3, "round %d: the older program's later drop added once", round);
+		b = raw_bucket_of("198.18.41.2");
+		CHECK_EQ(b.c.passed_packets, 2, "round %d: an address not seen since moved, counters once, "
+			 "with the packet its credit counted", round);
+		CHECK_EQ(b.c.passed_bytes, 1006, "round %d: and the 6 B it spent", round);
+		CHECK(held(&b) >= 2040 * TB_NANO, "round %d: with its level and unspent credit", round);
+		CHECK_EQ(b.credit, tagged(&b, 40), "round %d: the credit tagged for its way, its count emptied", round);
+		b = raw_bucket_of("198.18.41.1");
+		CHECK_EQ(b.c.dropped_packets, 2, "round %d: a moved bucket adds nothing again", round);
 		sh = shared_in(nm.shared, slot);
 		CHECK_EQ(sh.b.c.passed_packets, 2, "round %d: shared passed packets merged once", round);
 		CHECK_EQ(sh.b.c.dropped_packets, 1, "round %d: with the denial counted since", round);
 		CHECK(sh.b.lvl.last_ns < TB_MOVED_NS && sh.b.lvl.tokens >= 1000 * TB_NANO,
 		      "round %d: shared level merged", round);
 		after = stats_in(nm.stats);
-		CHECK_EQ(after.c.passed_packets, before.c.passed_packets + 4,
+		CHECK_EQ(after.c.passed_packets, before.c.passed_packets + 5,
 			 "round %d: global passed counters carried on, once", round);
 		CHECK_EQ(stats_in(om.stats).c.passed_packets, 0, "round %d: the older counters emptied", round);
 		CHECK(bpf_map_lookup_elem(bpf_map__fd(nskel->maps.buckets_prev), &zero, &inner_id) &&
 		      errno == ENOENT, "round %d: the new program let go of the older buckets", round);
 		outer = bpf_map__fd(nskel->maps.buckets_prev);
 		if (round == 1)
-			CHECK(!bpf_map_update_elem(outer, &zero, &om.buckets, BPF_ANY), "hand them over again");
+			CHECK(!bpf_map_update_elem(outer, &zero, &lru, BPF_ANY), "hand them over again");
 	}
 	CHECK_EQ(run(nxdp, &f), XDP_PASS, "after the merge the shared prefix passes from its level");
 out_new:
 	tb__destroy(nskel);
 	close(mv.inner);
 out:
+	if (lru >= 0)
+		close(lru);
+	free(drops);
+	free(denies);
 	unpin();
 	teardown();
 }
@@ -2430,6 +2569,7 @@ TEST_LIST(
 	T(evicted_bucket_starts_from_what_it_owed),
 	T(upgrade_copies_values_by_their_common_beginning),
 	T(upgrade_moves_buckets_and_counters),
+	T(a_set_keeps_its_live_address),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 	T(two_cpus_reset_keeps_every_count),

@@ -43,6 +43,14 @@ static void ipv6_keys_all_128_bits(void)
 	frame_ipv6(&f, "::ffff:198.18.0.1", "2001:db8::9", &o);
 	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED,
 		 "IPv4-mapped IPv6 source cannot alias an IPv4 bucket");
+	/* :: is nobody's address, and key 0 marks a free way of the table. */
+	frame_ipv6(&f, "::", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "source :: is charged to no bucket");
+	frame_ipv6(&f, "2001:db8::9", "::", &o);
+	CHECK_EQ(classify(&f, f.len, 1, &a), TB_CLASS_MALFORMED, "nor destination :: (key dst)");
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "its source is charged");
+	frame_icmp6(&f, "::", 135, 255);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_ND, "a duplicate-address probe from :: passes as ND");
 }
 
 static void vlan_tags_and_truncations(void)

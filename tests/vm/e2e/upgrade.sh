@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# An upgrade whose buckets, shared buckets and global counters grew, on
-# Debian's kernel (make fixture builds the next layout's tbctl): this
+# An upgrade whose shared buckets and global counters grew, on Debian's
+# kernel (make fixture builds the next layout's tbctl), the table shared
+# by both programs: this
 # build attaches and sets rules, the fixture's attach upgrades while a
 # source sends at twice its cap, and the source stays within b + r*T, its
 # counters carry on and the program lets go of the older buckets. Then an

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/* table.h on sets built by hand: finding an address's way, the way a new
+ * address is given, and what giving a way does to the key, the tag and
+ * the credit word that lock-free readers rely on. */
+#include <stdlib.h>
+#include <string.h>
+#include "table.h"
+#include "../check.h"
+
+static struct tb_addr addr(__u32 n)
+{
+	return (struct tb_addr){ .w = { 0, 0, 0x0000ffff, n } };
+}
+
+/* Every way of s given an address 1..8 whose bucket has counted many
+ * packets and was charged at 1000 + way. */
+static void fill(struct tb_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int w = 0; w < TB_WAYS; w++) {
+		s->key[w] = addr(w + 1);
+		s->b[w].lvl.last_ns = 1000 + w;
+		s->b[w].c.passed_packets = 10;
+	}
+}
+
+static void nonzero_is_one_for_any_set_bit(void)
+{
+	static const __u64 v[] = { 1, 2, 0x8000000000000000ULL, ~0ULL, 0x100000000ULL };
+
+	CHECK_EQ(tb_nonzero(0), 0, "0");
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		CHECK_EQ(tb_nonzero(v[i]), 1, "%#llx", (unsigned long long)v[i]);
+	for (int ways = 1; ways <= TB_WAYS; ways++)
+		for (int i = 0; i < TB_WAYS; i++)
+			CHECK_EQ(tb_way_in(ways, i), i < ways, "way %d of the first %d", i, ways);
+}
+
+static void finds_each_address_in_its_way_only(void)
+{
+	struct tb_set s;
+	struct tb_addr a;
+
+	fill(&s);
+	for (int w = 0; w < TB_WAYS; w++) {
+		a = addr(w + 1);
+		CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), w, "address %d", w + 1);
+		CHECK(tb_way_holds(&s, w, &a), "way %d holds it", w);
+		CHECK(!tb_way_holds(&s, (w + 1) % TB_WAYS, &a), "way %d does not", (w + 1) % TB_WAYS);
+	}
+	a = addr(9);
+	CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), -1, "an address the set lacks");
+	a = addr(8);
+	CHECK_EQ(tb_way_find(&s, &a, 4), -1, "an address beyond the first 4 ways is not looked at");
+	/* Half a match is none: the same low word under another prefix. */
+	a = (struct tb_addr){ .w = { 0x20010db8, 0, 0x0000ffff, 3 } };
+	CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), -1, "another address with the same last 64 bits");
+	memset(&s, 0, sizeof(s));
+	a = addr(0);
+	a.w[2] = 0;
+	CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), -1, "key 0 is a free way, never an address");
+}
+
+static void victim_is_free_then_one_packet_then_oldest(void)
+{
+	struct tb_set s;
+
+	fill(&s);
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 0, "all alike: the one charged longest ago");
+	s.b[0].lvl.last_ns = 5000;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 1, "the next oldest, once way 0 was charged");
+	s.b[6].c.passed_packets = 1;
+	s.b[6].lvl.last_ns = 9000;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "one packet seen: taken before older live ones");
+	s.b[6].c.passed_packets = 0;
+	s.b[6].c.dropped_packets = 1;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "one drop counts as one packet");
+	/* The first charge grants credit; one that spent some of it has seen
+	 * more than its first packet. */
+	s.b[6].credit_granted = 100;
+	s.b[6].credit = 100;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "a grant untouched is still one packet");
+	s.b[6].credit = (__u64)7 << TB_CREDIT_TAG_SHIFT | 1ULL << 32 | 60;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 1, "a grant spent from is live");
+	s.b[3].c.passed_packets = 1;
+	s.b[3].lvl.last_ns = 8000;
+	s.b[5].c.passed_packets = 1;
+	s.b[5].lvl.last_ns = 7000;
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 5, "of one-packet ways the oldest");
+	memset(&s.key[4], 0, sizeof(s.key[4]));
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 4, "a free way first of all");
+	CHECK_EQ(tb_way_victim(&s, 4), 3, "only among the first ways");
+	fill(&s);
+	CHECK_EQ(tb_way_victim(&s, 1), 0, "one way: always it");
+}
+
+static void a_way_changes_hands_key_last(void)
+{
+	struct tb_set s;
+	struct tb_bucket nb = { .lvl = { .tokens = 5, .last_ns = 42 }, .c = { .passed_packets = 1 } };
+	struct tb_addr k = addr(77), old = addr(3);
+	__u8 tag;
+
+	fill(&s);
+	s.b[2].tag = 255;
+	s.b[2].credit = (__u64)255 << TB_CREDIT_TAG_SHIFT | 40;
+	tag = tb_way_next_tag(&s, 2);
+	CHECK_EQ(tag, 0, "the tag wraps");
+	tb_way_clear(&s, 2);
+	CHECK_EQ(s.b[2].credit, 0, "cleared: no credit left to spend");
+	CHECK_EQ(tb_way_find(&s, &old, TB_WAYS), -1, "cleared: the old address is not found");
+	CHECK(tb_way_free(&s, 2), "cleared: the way is free");
+	nb.tag = tag;
+	tb_way_give(&s, 2, &k, &nb);
+	CHECK_EQ(tb_way_find(&s, &k, TB_WAYS), 2, "given: found");
+	CHECK(!memcmp(&s.b[2], &nb, sizeof(nb)), "given: the bucket as made");
+	for (int w = 0; w < TB_WAYS; w++)
+		if (w != 2)
+			CHECK_EQ(s.b[w].c.passed_packets, 10, "way %d untouched", w);
+}
+
+/* Spend and count stay off the tag: a spend begun on a way's previous
+ * address fails on the next one's word, which carries another tag. */
+static void credit_keeps_its_tag(void)
+{
+	__u64 w = (__u64)9 << TB_CREDIT_TAG_SHIFT | 1000, next;
+	struct tb_bucket b = { .cost = TB_COST_BYTES, .credit_granted = 1000, .credit_from = 1000 };
+	struct tb_counters c = {};
+
+	next = tb_credit_spend(w, 300, 1);
+	CHECK_EQ(next >> TB_CREDIT_TAG_SHIFT, 9, "the tag stays");
+	CHECK_EQ(next >> 32 & TB_CREDIT_COUNT_MAX, 1, "one packet counted");
+	CHECK_EQ(next & 0xffffffffULL, 700, "300 spent");
+	tb_credit_counted(&b, next, &c);
+	CHECK_EQ(c.passed_packets, 1, "counted: 1 packet");
+	CHECK_EQ(c.passed_bytes, 300, "counted: 300 B");
+	w = (__u64)9 << TB_CREDIT_TAG_SHIFT | TB_CREDIT_COUNT_MAX << 32 | 700;
+	CHECK_EQ(tb_credit_spend(w, 300, 1), 0, "a count the word cannot hold: the lock");
+}
+
+/* A spender that read a word, then lost the way to another address
+ * granted the same credit: its compare-and-swap fails on the tag. */
+static void a_spend_on_a_way_given_away_fails(void)
+{
+	struct tb_set s;
+	struct tb_addr k = addr(50);
+	struct tb_bucket nb = { .credit_granted = 1000 };
+	__u64 seen, w;
+
+	fill(&s);
+	s.b[1].tag = 4;
+	s.b[1].credit = (__u64)4 << TB_CREDIT_TAG_SHIFT | 1000;
+	seen = s.b[1].credit;
+	tb_way_clear(&s, 1);
+	nb.tag = tb_way_next_tag(&s, 1);
+	nb.credit = (__u64)nb.tag << TB_CREDIT_TAG_SHIFT | 1000;
+	tb_way_give(&s, 1, &k, &nb);
+	w = __sync_val_compare_and_swap(&s.b[1].credit, seen, tb_credit_spend(seen, 100, 1));
+	CHECK(w != seen, "the swap found another word");
+	CHECK_EQ(s.b[1].credit & 0xffffffffULL, 1000, "the new address's credit is whole");
+}
+
+TEST_LIST(
+	T(nonzero_is_one_for_any_set_bit),
+	T(finds_each_address_in_its_way_only),
+	T(victim_is_free_then_one_packet_then_oldest),
+	T(a_way_changes_hands_key_last),
+	T(credit_keeps_its_tag),
+	T(a_spend_on_a_way_given_away_fails),
+);
+
+int main(int argc, char **argv)
+{
+	return RUN("table");
+}
