@@ -39,7 +39,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
-.PHONY: all deps test unit demo bench clean install fixture
+.PHONY: all deps test test-full unit demo bench clean install fixture
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
@@ -92,6 +92,13 @@ deps:
 test: deps
 	$(MAKE) -j$$(nproc) all fixture
 	tests/run.sh
+
+# Every kill point and every fuzz case, where make test tries a sample of
+# them (TB_SEED): before a release, and after changing how tbctl
+# publishes rules or upgrades pins.
+test-full: deps
+	$(MAKE) -j$$(nproc) all fixture
+	TB_FULL=1 tests/run.sh
 
 unit: $(UNIT)
 	for t in $(UNIT); do $$t || exit 1; done

@@ -1,22 +1,67 @@
 #!/usr/bin/env bash
 # Runs every suite (host unit, BPF program, end-to-end, and the stage that
 # runs in Debian's stock kernel under QEMU) and adds their summary lines
-# into one. Each suite prints "N passed, N failed" last.
+# into one, the slowest five suites listed before it. Each suite prints
+# "N passed, N failed" last and runs under a time limit (SUITE_LIMITS).
+# The kill loops and the fuzzing try a sample drawn from TB_SEED, printed
+# first (TB_SEED=N make test repeats a run); TB_FULL=1 (make test-full)
+# tries every kill point and every fuzz case.
 set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 . tests/suites.bash
 
-vm_stage() { tests/vm/run --timeout 900 -- tests/vm/stage.sh; }
-# The longest suites, CPU-bound kill loops and fuzzing with no timing
-# judged, in two lanes of about equal length that share the two cores.
-kill_and_fuzz() { together tests/e2e/upgrade.sh "tests/e2e/fuzz.sh tests/e2e/crash.sh"; }
+: "${TB_SEED:=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
+: "${TB_FULL:=0}"
+export TB_SEED TB_FULL
+echo "seed $TB_SEED (TB_SEED=$TB_SEED make test repeats this run)$( ((TB_FULL)) && echo '; every kill point and fuzz case')"
+TB_SLOWEST=5
 
-suites=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" "$B/tests/test_heap"
-	"$B/tests/test_table" "$B/tests/test_prog")
+# Seconds, about three times a suite's usual time on a 2-core machine;
+# a second figure is the limit under TB_FULL=1.
+declare -A SUITE_LIMITS=(
+	[$B/tests/test_prog]=30
+	[tests/e2e/bench_smoke.sh]=240
+	[tests/e2e/lifecycle.sh]=100
+	[tests/e2e/metrics.sh]=80
+	[tests/e2e/observe.sh]=80
+	[tests/e2e/policing.sh]=80
+	[tests/e2e/spoof.sh]=45
+	[tests/e2e/tcp.sh]=45
+	[tests/e2e/top.sh]=45
+	[tests/e2e/shared_monitor.sh]=40
+	[tests/e2e/errors.sh]=60
+	[tests/e2e/vm_runner.sh]=60
+	[tests/e2e/upgrade.sh]="1000 3000"
+	[tests/e2e/fuzz.sh]="600 1800"
+	[tests/e2e/crash.sh]="120 900"
+)
+DEFAULT_LIMIT=30
+VM_LIMIT=900
+
+# The VM draws from the same seed. The emulator runs on what CPU the host
+# suites beside it leave (nice), so that theirs is not taken from them.
+vm_stage() {
+	nice -n 10 tests/vm/run --timeout "$VM_LIMIT" -- env TB_SEED="$TB_SEED" TB_FULL="$TB_FULL" tests/vm/stage.sh
+}
+host=()
 for t in tests/e2e/*.sh; do
-	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh) continue ;; esac
-	[[ -e $t ]] && suites+=("$t")
+	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh) continue ;; esac
+	[[ -e $t ]] && host+=("$t")
 done
-suites+=(kill_and_fuzz vm_stage)
-run_suites "${suites[@]}"
+# Two lanes share the two cores, in two stages. First the host's
+# namespace suites, which judge rates, one at a time beside the VM stage,
+# then the crash runs, which judge no timing, while the VM stage ends.
+# Then the other suites that judge no timing: the upgrade's kill loops
+# beside the fuzz run and the benchmark's smoke run (its numbers are not
+# judged). The upgrade's older builds are made from the start, taking
+# only the CPU that the suites leave.
+beside_vm() { together "${host[*]} tests/e2e/crash.sh" vm_stage; }
+no_timing() { together tests/e2e/upgrade.sh "tests/e2e/fuzz.sh tests/e2e/bench_smoke.sh"; }
+
+export TB_OLDER_DIR=$B/older
+nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
+builder=$!
+trap 'kill "$builder" 2>/dev/null' EXIT
+run_suites "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
+	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_prog" beside_vm no_timing

@@ -7,10 +7,12 @@
  *       sendmmsg; stops after S seconds or N packets per flow, whichever
  *       is first. --pps paces each flow. Prints "src dst packets bytes"
  *       per flow, then "elapsed SECONDS" from the first send to the last.
- *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T]
+ *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]
  *       Counts datagrams per source (or destination) address for S
- *       seconds. Prints "addr packets bytes" (UDP payload bytes); with
- *       --every, also "@ t addr packets bytes" per address and interval.
+ *       seconds, or until T seconds pass without one after the first
+ *       (--idle: the senders are done). Prints "addr packets bytes" (UDP
+ *       payload bytes); with --every, also "@ t addr packets bytes" per
+ *       address and interval.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -217,7 +219,7 @@ static void print_interval(double t, struct tally *now, struct tally *prev, int 
 	}
 }
 
-static int do_recv(int port, double seconds, int by_dst, double every)
+static int do_recv(int port, double seconds, int by_dst, double every, double idle)
 {
 	static struct tally prev[MAX_FLOWS];
 	double start = now_s(), next = start + every;
@@ -228,7 +230,7 @@ static int do_recv(int port, double seconds, int by_dst, double every)
 	struct mmsghdr msgs[BATCH];
 	struct timeval tv = { 0, 100000 };
 	int fd, zero = 0, one = 1, rcvbuf = 16 << 20, n = 0;
-	double end = start + seconds;
+	double end = start + seconds, last = 0;
 
 	fd = socket(AF_INET6, SOCK_DGRAM, 0);
 	if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) ||
@@ -251,6 +253,10 @@ static int do_recv(int port, double seconds, int by_dst, double every)
 							   .msg_control = ctl[i], .msg_controllen = sizeof(ctl[i]) };
 		}
 		got = recvmmsg(fd, msgs, BATCH, MSG_WAITFORONE, NULL);
+		if (got > 0)
+			last = now_s();
+		else if (idle > 0 && last > 0 && now_s() - last >= idle)
+			break;
 		for (int i = 0; i < got; i++) {
 			char a[INET6_ADDRSTRLEN];
 
@@ -274,18 +280,18 @@ int main(int argc, char **argv)
 		{ "port", required_argument, 0, 'p' }, { "size", required_argument, 0, 'z' },
 		{ "seconds", required_argument, 0, 't' }, { "count", required_argument, 0, 'c' },
 		{ "pps", required_argument, 0, 'r' }, { "by", required_argument, 0, 'b' },
-		{ "every", required_argument, 0, 'e' },
+		{ "every", required_argument, 0, 'e' }, { "idle", required_argument, 0, 'i' },
 		{ 0, 0, 0, 0 },
 	};
 	char *src = NULL, *dst = NULL;
 	int port = 9000, size = 1000, by_dst = 0, o;
-	double seconds = 1, pps = 0, every = 0;
+	double seconds = 1, pps = 0, every = 0, idle = 0;
 	unsigned long long count = ~0ULL;
 
 	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
 		fprintf(stderr, "usage: tbgen send --src A,.. --dst B,.. [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N]\n"
-				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T]\n");
+				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]\n");
 		return 2;
 	}
 	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
@@ -299,6 +305,7 @@ int main(int argc, char **argv)
 		case 'r': pps = atof(optarg); break;
 		case 'b': by_dst = !strcmp(optarg, "dst"); break;
 		case 'e': every = atof(optarg); break;
+		case 'i': idle = atof(optarg); break;
 		default: return 2;
 		}
 	}
@@ -308,7 +315,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "recv"))
-		return do_recv(port, seconds, by_dst, every);
+		return do_recv(port, seconds, by_dst, every, idle);
 	if (!src || !dst) {
 		fprintf(stderr, "tbgen send: --src and --dst are required\n");
 		return 2;

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# tbctl killed at each bpf() call of a rule change (strace's fault
+# tbctl killed at bpf() calls of a rule change (strace's fault
 # injection): every kill leaves the old rule or the new one, as rule list
 # shows it, and the next change repairs what the kill left half-done (a
 # prefix in two slots), keeping the rule that was shown. Then attach,
-# killed at each of its bpf() calls: status says what it finds, and the
-# next attach or detach recovers with no manual step. And reset counters,
+# killed at its bpf() calls: status says what it finds, and the next
+# attach or detach recovers with no manual step. And reset counters,
 # killed at its bpf() calls: every count is as it was, or all are zero.
+# Each operation is killed at one call of every phase (kill_points: the
+# calls between two that change state, and those before and after its
+# hook), drawn from TB_SEED; under TB_FULL=1 at every one.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -21,12 +24,20 @@ slots() { run_r "$B/tbbench" slots --dev "$DEV_R" | awk -v p="$P" '$2 == p { pri
 check "attach" tb attach dev "$DEV_R"
 check "default rule" tb rule set dev "$DEV_R" default rate 1mbit
 tb rule set dev "$DEV_R" $P rate 4mbit
-calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" rule set dev "$DEV_R" $P rate 8mbit | grep -c '^[0-9]* *bpf(')
-check "a rule change makes $calls bpf() calls" [ "$calls" -gt 5 ]
-
 for change in set del; do
+	tb rule set dev "$DEV_R" $P rate 4mbit
+	if [[ $change == set ]]; then
+		run_r strace -f -qq -e trace=bpf -o "$tmp/trace" "$TBCTL" rule set dev "$DEV_R" $P rate 8mbit
+	else
+		run_r strace -f -qq -e trace=bpf -o "$tmp/trace" "$TBCTL" rule del dev "$DEV_R" $P
+	fi
+	kill_points --every "$tmp/trace" >"$tmp/points"
+	kills=$(sample "rule $change" 1 <"$tmp/points" | xargs)
+	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
+	check "rule $change makes $calls bpf() calls, $(cut -d' ' -f1 "$tmp/points" | uniq | wc -l) phases between its writes" \
+		[ "$calls" -gt 5 ]
 	bad=0 seen=""
-	for ((k = 1; k <= calls + 1; k++)); do
+	for k in $kills; do
 		tb rule set dev "$DEV_R" $P rate 4mbit
 		if [[ $change == set ]]; then
 			run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
@@ -46,7 +57,7 @@ for change in set del; do
 		[[ $(listed) == "$shown" ]] || { bad=1; echo "kill at call $k of rule $change: rule list changed to '$(listed)'"; }
 		seen+=" ${shown:-none}"
 	done
-	check "rule $change killed at each of $((calls + 1)) points: old or new rule, repaired by the next change" [ "$bad" = 0 ]
+	check "rule $change killed at $kills (seed $TB_SEED), one point of each phase: old or new rule, repaired by the next change" [ "$bad" = 0 ]
 	check "rule $change: the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
 		bash -c "grep -q '$([[ $change == set ]] && echo $OLD || echo none)' <<<'$seen' && grep -q '$([[ $change == set ]] && echo $NEW || echo none)' <<<'$seen'"
 done
@@ -74,9 +85,10 @@ tb reset counters dev "$DEV_R"
 send_some
 run_r strace -f -qq -e trace=bpf -o "$tmp/trace" "$TBCTL" reset counters dev "$DEV_R" >/dev/null
 zero=$(counts)
-kills=$(kill_points "$tmp/trace")
-check "reset counters makes $(grep -c '^[0-9]* *bpf(' "$tmp/trace") bpf() calls ($(wc -w <<<"$kills") to kill it at), and zeroes: $zero" \
-	[ "$(wc -w <<<"$kills")" -gt 5 -a "$zero" = "$CAPPED 0 0, $SHARED/32 0 0; global 0 0" ]
+kill_points "$tmp/trace" >"$tmp/points"
+kills=$(sample "reset counters" 1 <"$tmp/points" | xargs)
+check "reset counters makes $(grep -c '^[0-9]* *bpf(' "$tmp/trace") bpf() calls ($(wc -l <"$tmp/points") to kill it at), and zeroes: $zero" \
+	[ "$(wc -l <"$tmp/points")" -gt 5 -a "$zero" = "$CAPPED 0 0, $SHARED/32 0 0; global 0 0" ]
 bad=0 seen=""
 for k in $kills; do
 	tb reset counters dev "$DEV_R"
@@ -94,7 +106,7 @@ for k in $kills; do
 		echo "kill at bpf() call $k of reset counters: before '$before', after '$after'"
 	fi
 done
-check "reset counters killed at each of those points: all of the reset or none" [ "$bad" = 0 ]
+check "reset counters killed at $kills (seed $TB_SEED), one point of each phase: all of the reset or none" [ "$bad" = 0 ]
 check "the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
 	bash -c "grep -q none <<<'$seen' && grep -q all <<<'$seen'"
 check "detach" tb detach dev "$DEV_R"
@@ -105,17 +117,21 @@ gone() {
 		! tc -n "$NS_R" qdisc show dev "$DEV_R" | grep -q clsact
 }
 for mode in xdp tc-ingress; do
-	calls=$(run_r strace -f -qq -e trace=bpf -o /dev/stdout "$TBCTL" attach dev "$DEV_R" mode $mode | grep -c '^[0-9]* *bpf(')
-	check "attach (mode $mode) makes $calls bpf() calls" [ "$calls" -gt 10 ]
+	run_r strace -f -qq -e trace=bpf,sendto -o "$tmp/trace" "$TBCTL" attach dev "$DEV_R" mode $mode
+	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
+	kill_points --every "$tmp/trace" >"$tmp/points"
+	kills=$(sample "attach $mode" 1 <"$tmp/points" | xargs)
+	check "attach (mode $mode) makes $calls bpf() calls, $(cut -d' ' -f1 "$tmp/points" | uniq | wc -l) phases between its writes and its hook" \
+		[ "$calls" -gt 10 ]
 	tb detach dev "$DEV_R"
-	bad=0
-	for ((k = 1; k <= calls + 1; k++)); do
+	bad=0 i=0
+	for k in $kills; do
 		run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
 			"$TBCTL" attach dev "$DEV_R" mode $mode >/dev/null 2>&1
 		status=$(tb -j status dev "$DEV_R" 2>/dev/null)
 		jq -e 'type == "array" or has("error")' <<<"$status" >/dev/null ||
 			{ bad=1; echo "kill at attach call $k: status said '$status'"; }
-		if ((k % 2)); then
+		if ((i++ % 2 == 0)); then
 			# Recover by attaching again, then use it.
 			tb attach dev "$DEV_R" mode $mode >/dev/null 2>&1 && tb rule set dev "$DEV_R" default rate 1mbit &&
 				[[ $(tb -j status dev "$DEV_R" | jq '.[0].attached') == true ]] ||
@@ -125,6 +141,6 @@ for mode in xdp tc-ingress; do
 		tb detach dev "$DEV_R" >/dev/null 2>&1
 		gone || { bad=1; echo "kill at attach call $k: detach left $(ls /sys/fs/bpf/tbctl/$DEV_R 2>/dev/null | xargs) $(tc -n "$NS_R" qdisc show dev "$DEV_R" | grep clsact)"; }
 	done
-	check "attach (mode $mode) killed at each of $((calls + 1)) points: the next attach or detach recovers, nothing left" [ "$bad" = 0 ]
+	check "attach (mode $mode) killed at $kills (seed $TB_SEED), one point of each phase: the next attach or detach recovers, nothing left" [ "$bad" = 0 ]
 done
 summary

@@ -10,9 +10,9 @@ dsts=(198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3)
 
 check "attach tc-egress key dst on the sender" tbs attach dev "$DEV_S" mode tc-egress key dst
 check "rule set" tbs rule set dev "$DEV_S" default rate 2mbit burst $B
-in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) >"$tmp/recv" &
+in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) --idle 0.5 >"$tmp/recv" &
 rpid=$!
-sleep 0.5
+listening "$NS_R" udp 9000
 t0=$(now_ms)
 in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]},${SRC6[0]},${SRC6[1]}" --dst "$(IFS=,; echo "${dsts[*]}")" \
 	--seconds $SEND_S --size $PAYLOAD >"$tmp/sent"

@@ -219,7 +219,7 @@ rm -f /run/tbctl/d*x"$ID".lock
 printf 'rule set dev %s 198.19.77.0/24 rate 1mbit\n' "$DEV_R" >"$tmp/slow"
 flock "/run/tbctl/$DEV_R.lock" sleep 2 &
 holder=$!
-sleep 0.3
+lock_held "/run/tbctl/$DEV_R.lock"
 check "a batch waits for a writer holding its device" \
 	bash -c "! timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/slow"
 wait "$holder"

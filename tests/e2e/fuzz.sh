@@ -6,14 +6,18 @@
 # say what failed ("Error: ...", or a JSON error under -j), escape what it
 # echoes, and leave the rules and the device exactly as they were; a batch
 # that fails must name its line. Then a shorter run through a sanitizer
-# build. FUZZ_SEED, FUZZ_ARGV and FUZZ_BATCH set the seed and the number
-# of runs.
+# build. FUZZ_SEED (TB_SEED by default), FUZZ_ARGV and FUZZ_BATCH set the
+# seed and the number of runs: a quarter of TB_FULL=1's, which runs every
+# case, so that another seed each run tries other cases.
 . "$(dirname "$0")/lib.bash"
 setup
 
-SEED=${FUZZ_SEED:-1}
-NARGV=${FUZZ_ARGV:-2000}
-NBATCH=${FUZZ_BATCH:-200}
+SEED=${FUZZ_SEED:-$TB_SEED}
+if [[ ${TB_FULL:-0} == 1 ]]; then full=4; else full=1; fi
+NARGV=${FUZZ_ARGV:-$((500 * full))}
+NBATCH=${FUZZ_BATCH:-$((50 * full))}
+NASAN_ARGV=$((75 * full))
+NASAN_BATCH=$((15 * full))
 RANDOM=$SEED
 
 check "attach" tb attach dev "$DEV_R" mode xdp
@@ -165,10 +169,10 @@ check "$NBATCH mutated batch files (exits $(summary_codes)): each applied whole 
 check "an ASan/UBSan build of tbctl" make -s -C "$ROOT" BUILD="$tmp/asan" \
 	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "$tmp/asan/tbctl"
 export ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=exitcode=99
-fuzz_argv 300 "$tmp/asan/tbctl"
-check "300 argument vectors under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
-fuzz_batch 50 "$tmp/asan/tbctl"
-check "50 batch files under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
+fuzz_argv $NASAN_ARGV "$tmp/asan/tbctl"
+check "$NASAN_ARGV argument vectors under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
+fuzz_batch $NASAN_BATCH "$tmp/asan/tbctl"
+check "$NASAN_BATCH batch files under the sanitizers (exits $(summary_codes)): no report, same checks" [ "$bad" = 0 ]
 unset ASAN_OPTIONS UBSAN_OPTIONS
 check "the device is still attached and answering" tb status dev "$DEV_R"
 summary

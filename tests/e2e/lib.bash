@@ -8,6 +8,14 @@ TBCTL=$B/tbctl
 TBGEN=$B/tbgen
 . "$ROOT/tools/netns.bash"
 
+# The seed of the run's samples (kill points, fuzz cases): tests/run.sh
+# draws it and says it; a suite run alone draws its own.
+if [[ -z ${TB_SEED:-} ]]; then
+	TB_SEED=$((RANDOM << 15 | RANDOM))
+	echo "seed $TB_SEED (TB_SEED=$TB_SEED repeats this run)"
+fi
+export TB_SEED
+
 PASS=0
 FAIL=0
 # Results go to the test's own stdout (fd 3) even from a check whose
@@ -64,25 +72,97 @@ prog_id() {
 	[[ $s =~ \"prog_id\":([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
 }
 
-# kill_points TRACE: the bpf() calls (numbered from 1) at which to kill a
-# tbctl command that made the calls in strace's TRACE: the first, each one
-# after a call that may change what outlives tbctl (a pin, a map write, a
-# program run; the last such gives one past the end), and every 8th in the
-# runs of calls that only read or make process-local objects, for what
-# other syscalls change meanwhile. Killed at any other call, it leaves the
-# state of one of these.
+# kill_points [--every] TRACE: where to kill a tbctl command that made the
+# calls in strace's TRACE (-e trace=bpf,rename,membarrier,sendto), one a
+# line as "PHASE POINT". A POINT is a bpf() call, numbered from 1, at
+# which to kill it: the first, each one after a call that may change what
+# outlives tbctl (a pin, a map write, a program run; the last such gives
+# one past the end), and every 8th in the runs of calls that only read or
+# make process-local objects, for what other syscalls change meanwhile
+# (killed at any other call, it leaves the state of one of these); with
+# --every, every call and one past the end. Or it is rN, the Nth rename,
+# where the rename moved a map, or mN, the Nth membarrier. PHASE is where
+# the command was: the last landmark it had passed (before-hook; hooked,
+# once netlink put its program on the device; grace, from the membarrier
+# an upgrade waits in before its merge; ran, once a program run returned;
+# renamed, once a rename moved a map) and, after a slash, how many calls
+# that change state it had made; the renames share the phase "rename".
 kill_points() {
-	grep -o '^[0-9]* *bpf(BPF_[A-Z_]*' "$1" | sed 's/.*(//' | awk '
+	local every=0
+	[[ $1 == --every ]] && { every=1; shift; }
+	awk -v every=$every '
 		BEGIN {
 			n = split("OBJ_GET OBJ_GET_INFO_BY_FD MAP_LOOKUP_ELEM MAP_LOOKUP_BATCH MAP_GET_NEXT_KEY " \
 				"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID BTF_GET_FD_BY_ID BTF_LOAD MAP_CREATE " \
 				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE", r)
 			for (i = 1; i <= n; i++)
 				local_only["BPF_" r[i]] = 1
-			print 1
-			last = 1
+			phase = "before-hook"
+			calls = renames = barriers = writes = last = 0
+			wrote = 1
 		}
-		!($1 in local_only) || NR + 1 - last >= 8 { print NR + 1; last = NR + 1 }'
+		function point(k) { print phase "/" writes, k; last = k }
+		/^[0-9]* *bpf\(BPF_/ {
+			cmd = $0
+			sub(/^[0-9]* *bpf\(/, "", cmd)
+			sub(/[^A-Z_].*/, "", cmd)
+			calls++
+			if (every || wrote || calls - last >= 8)
+				point(calls)
+			wrote = !(cmd in local_only)
+			writes += wrote
+			if (cmd == "BPF_PROG_TEST_RUN")
+				phase = "ran"
+			next
+		}
+		# The landmarks change what outlives tbctl too: the call
+		# after each is a point.
+		/^[0-9]* *sendto\(.*(RTM_SETLINK|RTM_NEWTFILTER)/ { phase = "hooked"; wrote = 1; next }
+		/^[0-9]* *membarrier\(/ {
+			print phase "/" writes, "m" ++barriers
+			phase = "grace"
+			wrote = 1
+			next
+		}
+		/^[0-9]* *rename\(/ {
+			renames++
+			if ($0 ~ / = 0$/) {
+				print "rename", "r" renames
+				phase = "renamed"
+				wrote = 1
+			}
+		}
+		END {
+			if (every || wrote || calls + 1 - last >= 8)
+				point(calls + 1)
+		}' "$1"
+}
+
+# sample LABEL N [coarse]: of the kill points on stdin (kill_points), N
+# at random from each phase (coarse: each landmark's, whatever the calls
+# made since), or all of them under TB_FULL=1; the points alone, in their
+# order. Drawn from TB_SEED and LABEL: a seed repeats a run exactly, each
+# loop draws its own, and another seed draws other points, so every point
+# is tried over runs.
+sample() {
+	local salt
+	salt=$(cksum <<<"$1" | cut -d' ' -f1)
+	awk -v seed="${TB_SEED:-1}" -v salt="$salt" -v n="$2" -v coarse="${3:-}" -v full="${TB_FULL:-0}" '
+		coarse { sub(/\/.*/, "", $1) }
+		{ phase[NR] = $1; pt[NR] = $2; size[$1]++ }
+		END {
+			srand((seed * 7919 + salt) % 2147483647)
+			for (i = 1; i <= NR; i++) {
+				# Selection sampling: each phase keeps exactly
+				# min(N, its size) of its points, in order.
+				p = phase[i]
+				if (full || rand() * (size[p] - seen[p]) < n - kept[p]) {
+					kept[p]++
+					print pt[i]
+				}
+				seen[p]++
+			}
+		}'
 }
 
 # Sum of a per-address counter from "tbctl -j show".
@@ -130,6 +210,63 @@ iperf3_to() {
 		jq -e .end.sum_received.bytes "$out" >/dev/null 2>&1 && return 0
 		sleep 1
 	done
+	return 1
+}
+
+# within SECONDS WHAT COMMAND...: true once COMMAND succeeds, polled every
+# 20 ms for at most SECONDS; else says WHAT did not happen in that time.
+within() {
+	local i n=$(($1 * 50)) what=$2
+	shift 2
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.02
+	done
+	echo "$what within $n polls of 20 ms" >&2
+	return 1
+}
+
+# listening NS udp|tcp PORT: true once a socket in NS is bound to PORT,
+# within 2 s: a receiver or server started in the background is ready.
+listening() {
+	local flag=-Hlun
+	[[ $2 == tcp ]] && flag=-Hltn
+	within 2 "nothing listens on $2 port $3 in $1" bound "$1" "$flag" "$3"
+}
+bound() { [[ -n $(ip netns exec "$1" ss "$2" "sport = :$3") ]]; }
+
+# policing ADDR [tb|tbs]: true once ADDR's bucket has dropped a packet,
+# within 3 s: its burst is spent and the flow is held to its rate.
+policing() { within 3 "$1 has dropped nothing" dropped_some "$1" "${2:-tb}"; }
+dropped_some() { (($(show_field "$1" dropped_packets "$2") > 0)); }
+
+# lock_held FILE: true once another process holds the flock on FILE,
+# within 2 s.
+lock_held() { within 2 "nothing took the lock on $1" bash -c "! flock -n '$1' true"; }
+
+# held_at SYSCALL PID: true once a process that PID started (strace's
+# tracee, under nsenter and a subshell) is stopped in SYSCALL (its x86-64
+# number) for two polls 50 ms apart, within 3 s: strace's injected delay
+# holds it there, not a passing stop.
+held_at() {
+	local i p held seen=0 kids
+	for ((i = 0; i < 60; i++)); do
+		kids=$(pgrep -P "$2")
+		for p in $kids; do kids+=" $(pgrep -P "$p" | xargs)"; done
+		for p in $kids; do kids+=" $(pgrep -P "$p" | xargs)"; done
+		held=0
+		for p in $kids; do
+			[[ $(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null) == t &&
+				$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null) == "$1" ]] && held=1
+		done
+		if ((held)); then
+			((++seen == 2)) && return 0
+		else
+			seen=0
+		fi
+		sleep 0.05
+	done
+	echo "no process that $2 started was held in syscall $1 within 3 s" >&2
 	return 1
 }
 

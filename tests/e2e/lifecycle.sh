@@ -23,7 +23,7 @@ flood() { # SECONDS
 check "attach xdp" tb attach dev "$DEV_R" mode xdp
 tb rule set dev "$DEV_R" default rate 1mbit burst 10000
 flood 6
-sleep 1
+policing "$S"
 before=$(rate_over 1.5)
 check "rate change accepted mid-flow" tb rule set dev "$DEV_R" default rate 4mbit burst 10000
 sleep 1
@@ -39,7 +39,7 @@ tb rule set dev "$DEV_R" default rate 1mbit burst 200000
 rules_before=$(tb rule list dev "$DEV_R")
 t0=$(now_ms)
 flood 4
-sleep 2
+policing "$S"
 id_before=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
 count_before=$(show_field "$S" passed_packets)
 check "re-attach mid-flow (mode and key kept from the attachment)" tb attach dev "$DEV_R"
@@ -221,7 +221,7 @@ check "attach $DEV_S" tbs attach dev "$DEV_S"
 run_r strace -f -qq -o /dev/null -e trace=mkdir -e inject=mkdir:delay_exit=3000000:when="${at:-1}" \
 	"$TBCTL" attach dev "$DEV_R" 2>"$tmp/err" &
 held=$!
-sleep 1
+held_at 83 "$held"
 check "detach $DEV_S meanwhile" tbs detach dev "$DEV_S"
 check "that detach did not wait for the attach: $DEV_R has no pins yet" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 wait "$held"
@@ -237,7 +237,7 @@ check "attach $DEV_S again" tbs attach dev "$DEV_S"
 run_r strace -f -qq -o /dev/null -e trace=getdents64 -e inject=getdents64:delay_exit=3000000:when=1 \
 	"$TBCTL" -j status >"$tmp/status" 2>"$tmp/err" &
 held=$!
-sleep 1
+held_at 217 "$held"
 check "detach $DEV_S while status is held" tbs detach dev "$DEV_S"
 wait "$held"
 rc=$?
@@ -282,10 +282,7 @@ ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
 rm "/sys/fs/bpf/tbctl/$DEV_R/config"
 (flock -x 9 && sleep 4) 9>"/run/tbctl/$DEV_R.lock" &
 locker=$!
-for ((i = 0; i < 50; i++)); do
-	flock -n "/run/tbctl/$DEV_R.lock" true || break
-	sleep 0.1
-done
+lock_held "/run/tbctl/$DEV_R.lock"
 status=$(tb -j status dev "$DEV_R" 2>&1)
 rc=$?
 check "with the lock held throughout, status exits 1 (exit $rc)" [ "$rc" = 1 ]

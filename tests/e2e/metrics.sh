@@ -25,6 +25,16 @@ promql() { # QUERY [TIME]: the first result's value
 	run_r curl -sf --max-time 5 "http://$PROM/api/v1/query" --data-urlencode "query=$1" \
 		${2:+--data-urlencode "time=$2"} | jq -r '.data.result[0].value[1] // empty'
 }
+# scraped_since T: true once Prometheus holds a sample of the dropped
+# bytes taken after time T (it scrapes every second), within 5 s.
+scraped_since() {
+	for ((i = 0; i < 50; i++)); do
+		awk -v s="$(promql "timestamp(tbctl_dropped_bytes_total{dev=\"$DEV_R\"})")" -v t="$1" \
+			'BEGIN { exit !(s > t) }' && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 ip -n "$NS_R" link set lo up
 check "attach" tb attach dev "$DEV_R" mode xdp
@@ -75,16 +85,16 @@ check "the exporter and a Prometheus server scraping it are up" \
 # A flood from one source at twice its cap for 8 s; tbctl's own counter
 # is sampled at 3 s and 7 s, and Prometheus asked for the rate over the
 # same stretch.
-in_r "$TBGEN" recv --port 9001 --seconds 10 >/dev/null &
+in_r "$TBGEN" recv --port 9001 --seconds 10 --idle 0.5 >/dev/null &
 recv=$!
-sleep 0.3
+listening "$NS_R" udp 9001
 in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size 1000 --pps 2000 --seconds 8 >/dev/null &
 send=$!
 sleep 3
 d1=$(tb -j stats dev "$DEV_R" | jq .dropped_bytes) t1=$(date +%s.%N)
 sleep 4
 d2=$(tb -j stats dev "$DEV_R" | jq .dropped_bytes) t2=$(date +%s.%N)
-sleep 1.5       # two more scrapes
+scraped_since "$t2"
 window=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%d", b - a + 0.5 }')
 ours=$(awk -v a="$d1" -v b="$d2" -v s="$t1" -v e="$t2" 'BEGIN { printf "%d", (b - a) / (e - s) }')
 theirs=$(promql "rate(tbctl_dropped_bytes_total{dev=\"$DEV_R\"}[${window}s])" "$t2")
@@ -93,7 +103,8 @@ check "Prometheus' rate(tbctl_dropped_bytes_total[${window}s]) is ${theirs:-none
 	awk -v a="${theirs:-0}" -v b="$ours" 'BEGIN { exit !(a > 0.9 * b && a < 1.1 * b) }'
 wait "$send"
 wait "$recv"
-sleep 2.5
+# A scrape after the flood's last drop.
+scraped_since "$(date +%s.%N)"
 
 scrape >"$tmp/m1"
 tb -j stats dev "$DEV_R" >"$tmp/stats"

@@ -44,7 +44,7 @@ check "-j show top 1 is the first of sort bytes" [ "$(tb -j show dev "$DEV_R" to
 # Readers take no lock: with the device's lock held by a writer, they answer.
 flock "/run/tbctl/$DEV_R.lock" sleep 20 &
 holder=$!
-sleep 0.3
+lock_held "/run/tbctl/$DEV_R.lock"
 check "show answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL show dev $DEV_R >/dev/null
 check "stats answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R >/dev/null
 check "rule list answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R >/dev/null

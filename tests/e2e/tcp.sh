@@ -12,7 +12,7 @@ RATE=1250000               # 10mbit
 BURST=$RATE                # the default: 1 s of rate
 in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
 session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
-sleep 0.5
+listening "$NS_R" tcp 5201
 
 tb attach dev "$DEV_R" mode xdp >/dev/null
 tb rule set dev "$DEV_R" default rate 10mbit

@@ -18,16 +18,18 @@ for bad in "top" "top dev $DEV_R interval 0" "top dev $DEV_R sort colour" "top d
 done
 check "top of a device that is not attached: exit 1" bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL top dev lo -n 1 2>$tmp/err && grep -q 'not attached' $tmp/err"
 
-in_r "$TBGEN" recv --port 9001 --seconds 9 >/dev/null &
+in_r "$TBGEN" recv --port 9001 --seconds 8 --idle 0.5 >/dev/null &
 recv=$!
-sleep 0.3
+listening "$NS_R" udp 9001
 # 198.18.0.10: 2,000 frames of 1,042 bytes a second, twice its cap;
 # 198.18.0.11: 500 a second, an eighth of its cap... of 5,000,000 B/s: 0.1.
-in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size 1000 --pps 2000 --seconds 8 >/dev/null &
+in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size 1000 --pps 2000 --seconds 7 >/dev/null &
 s1=$!
-in_s "$TBGEN" send --src 198.18.0.11 --dst 198.18.0.2 --port 9001 --size 1000 --pps 480 --seconds 8 >/dev/null &
+in_s "$TBGEN" send --src 198.18.0.11 --dst 198.18.0.2 --port 9001 --size 1000 --pps 480 --seconds 7 >/dev/null &
 s2=$!
-sleep 1.5
+# Both flowing, the first past its burst, before the first refresh.
+policing 198.18.0.10
+eventually bash -c "(( \$(nsenter --net=/var/run/netns/$NS_R $TBCTL -j show dev $DEV_R addr 198.18.0.11 | jq '.[0].passed_packets // 0') > 0 ))"
 tb -j top dev "$DEV_R" -n 3 interval 1 >"$tmp/top.json"
 tb top dev "$DEV_R" -n 2 interval 0.5 rows 5 >"$tmp/top.txt"
 # q once the screen shows the header (at most 8 s): a fixed delay lost
@@ -66,7 +68,8 @@ check "on a terminal: drawn, and q quits (exit $tty_rc)" \
 # zero again, as the device's counters do, and never wrap around.
 tb -j top dev "$DEV_R" -n 3 interval 1 >"$tmp/reset.json" &
 topper=$!
-sleep 1.5
+# Between the first refresh and the second.
+eventually test -s "$tmp/reset.json"
 check "reset counters while top runs" tb reset dev "$DEV_R" counters
 wait "$topper"
 check "top across the reset: 3 refreshes, every total at most 100 Mbit/s ($(jq -c '.totals' "$tmp/reset.json" | tr '\n' ' '))" \

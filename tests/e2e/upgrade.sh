@@ -37,10 +37,12 @@
 # sources send at twice their caps. They stay within b + r*T across the
 # upgrade, their counters and the rules carry on, the program on the
 # device uses the maps that are pinned, and nothing is left aside. Then the
-# upgrade is killed at its bpf() calls (kill_points) and at each rename
-# that moves a map: the next attach finishes it (or does it again), with the rules intact and the
-# datapath on the pinned maps. Last, a layout-11 device deleted and made
-# again: one attach takes its pins over and upgrades them.
+# upgrade is killed at a sample of its kill points (kill_points: bpf()
+# calls, the membarrier, each rename that moves a map), one from every
+# phase, drawn from TB_SEED (all of them under TB_FULL=1): the next attach
+# finishes it (or does it again), with the rules intact and the datapath
+# on the pinned maps. Last, a layout-11 device deleted and made again: one
+# attach takes its pins over and upgrades them.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -48,7 +50,7 @@ setup
 LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/tb_abi.h")
 run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 PINS=/sys/fs/bpf/tbctl/$DEV_R
-SECS=6
+SECS=4
 RATE=1000000    # bytes/s: 8mbit
 BURST=16384
 PAYLOAD=500
@@ -140,9 +142,9 @@ upgrade() {
 	check "status names the device as needing the upgrade" \
 		bash -c "nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
 
-	in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
+	in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv" &
 	local recv=$!
-	sleep 0.5
+	listening "$NS_R" udp 9001
 	# Twice the caps in 500-byte datagrams; the upgrade lands mid-run.
 	in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 4000 \
 		--seconds "$SECS" >"$tmp/sent" &
@@ -150,7 +152,7 @@ upgrade() {
 	in_s "$TBGEN" send --src "$SHARED_SRC" --dst 198.18.0.2 --port 9001 --size $PAYLOAD --pps 1000 \
 		--seconds "$SECS" >"$tmp/sent_shared" &
 	local send_shared=$!
-	sleep 2.5
+	policing 198.18.0.10 told
 	tnew attach dev "$DEV_R" 2>"$tmp/upgrade"
 	code=$?
 	wait "$send" "$send_shared"
@@ -164,7 +166,7 @@ upgrade() {
 		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
 
 	# Across the upgrade (a fresh bucket would add a burst).
-	capped 198.18.0.10 "$tmp/recv" "$tmp/sent" $RATE $BURST $FRAME 5000 tnew
+	capped 198.18.0.10 "$tmp/recv" "$tmp/sent" $RATE $BURST $FRAME 3000 tnew
 	got=$CAPPED_GOT
 	sgot=$(awk -v a="$SHARED_SRC" '$1 == a { print $2 }' "$tmp/recv")
 	sbound=$(window_bound "$tmp/sent_shared" $SHARED_RATE $SHARED_RATE $FRAME)
@@ -193,22 +195,25 @@ upgrade() {
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
-	# Killed at its bpf() calls (kill_points) and at each rename that
-	# moves a map.
+	# Killed at a sample of its kill points (kill_points: bpf() calls, the
+	# membarrier and each rename that moves a map), one from every phase.
 	old_setup
-	run_r strace -f -qq -e trace=bpf,rename -o "$tmp/trace" "$new" attach dev "$DEV_R" >/dev/null 2>&1
+	run_r strace -f -qq -e trace=bpf,rename,membarrier,sendto -o "$tmp/trace" "$new" attach dev "$DEV_R" \
+		>/dev/null 2>&1
 	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
 	renames=$(grep -c '^[0-9]* *rename(' "$tmp/trace")
-	# The renames that put a map in place: one that finds nothing pending
-	# changes nothing, so a kill there is a kill at the next one.
-	moves=$(awk '/^[0-9]* *rename\(/ { n++; if ($0 ~ / = 0$/) printf "r%d ", n }' "$tmp/trace")
-	kills=$(kill_points "$tmp/trace")
-	check "an upgrade from layout $from makes $calls bpf() calls ($(wc -w <<<"$kills") to kill it at) and $renames renames ($(wc -w <<<"$moves") of them moving a map)" \
-		[ "$calls" -gt 20 -a "$(wc -w <<<"$kills")" -gt 5 ]
+	kill_points "$tmp/trace" >"$tmp/points"
+	phases=$(awk '{ sub(/\/.*/, "", $1); if (!seen[$1]++) printf "%s%s", s, $1; s = " " }' "$tmp/points")
+	kills=$(sample "upgrade from $from" 1 coarse <"$tmp/points" | xargs)
+	check "an upgrade from layout $from makes $calls bpf() calls and $renames renames: $(wc -l <"$tmp/points") kill points in the phases $phases" \
+		[ "$calls" -gt 20 -a "$(wc -l <"$tmp/points")" -gt 5 ]
 	bad=0
-	for k in $kills $moves; do
+	for k in $kills; do
 		local call=bpf when=$k
-		[[ $k == r* ]] && call=rename when=${k#r}
+		case $k in
+		r*) call=rename when=${k#r} ;;
+		m*) call=membarrier when=${k#m} ;;
+		esac
 		tnew detach dev "$DEV_R" >/dev/null 2>&1
 		old_setup && counted || { bad=1; echo "layout $from setup failed before kill $k"; }
 		run_r strace -f -qq -o /dev/null -e trace=$call -e inject=$call:signal=SIGKILL:when=$when \
@@ -220,7 +225,7 @@ upgrade() {
 		lets_go || { bad=1; echo "kill at $call $when: the program kept the older buckets"; }
 		carried || { bad=1; echo "kill at $call $when: counters not carried exactly once"; }
 	done
-	check "upgrade from layout $from killed at those calls and at each rename: the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
+	check "upgrade from layout $from killed at $kills (seed $TB_SEED): the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
 	# Killed after the swap, at the first rename (the buckets' may be the
 	# only one pending): detach removes it all. An upgrade that only adds
 	# maps renames nothing.
@@ -240,26 +245,29 @@ upgrade() {
 			! ip -n $NS_R link show dev $DEV_R | grep -q prog/xdp"
 }
 
+# The older builds (tests/older.sh), made in turn from the start, so that
+# each is ready by the time the upgrades before it end: by tests/run.sh
+# in TB_OLDER_DIR, or here.
+older=${TB_OLDER_DIR:-}
+if [[ -z $older ]]; then
+	older=$tmp/older
+	"$ROOT/tests/older.sh" "$older" &
+	builder=$!
+	# Ended before the scratch directory goes (it ends once its make does).
+	session_cleanup() { kill "$builder" 2>/dev/null; wait "$builder"; }
+fi
 upgrade_from() { # LAYOUT COMMIT
-	local old=$tmp/v$1
-	mkdir -p "$old"
-	check "a layout-$1 build, $2, is in this repository's history" \
-		bash -c "git -C '$ROOT' archive $2 | tar -x -C '$old'"
-	check "it builds" make -s -C "$old" BUILD=build build/tbctl
+	local old=$older/v$1
+	while [[ ! -s $old.built ]]; do sleep 0.1; done
+	check "a layout-$1 build, $2, is in this repository's history" [ "$(cat "$old.built")" != archive ]
+	[[ $(cat "$old.built") == make ]] && tail -n 20 "$old.log"
+	check "it builds" [ "$(cat "$old.built")" = ok ]
 	upgrade "$1" "$old/build/tbctl" "$LAYOUT" "$TBCTL"
 }
 
-upgrade_from 1 4cd9fe4
-upgrade_from 2 f9740f1
-upgrade_from 3 123fc4c
-upgrade_from 4 64b4725
-upgrade_from 5 46aff70
-upgrade_from 6 a93f1ef
-upgrade_from 7 89288cc
-upgrade_from 8 c7e79cf
-upgrade_from 9 38ac8cf
-upgrade_from 10 8cdc167
-upgrade_from 11 08d331a
+for lc in $("$ROOT/tests/older.sh" --list); do
+	upgrade_from "${lc%%:*}" "${lc#*:}"
+done
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 
@@ -290,5 +298,5 @@ rule set dev $DEV_R 198.18.0.16/28 rate 4mbit burst 8k'"
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].device == \"here\"' >/dev/null"
 	check "detach" tnew detach dev "$DEV_R"
 }
-adopt_upgrade 11 "$tmp/v11/build/tbctl"
+adopt_upgrade 11 "$older/v11/build/tbctl"
 summary

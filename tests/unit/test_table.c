@@ -4,8 +4,49 @@
  * the credit word that lock-free readers rely on. */
 #include <stdlib.h>
 #include <string.h>
+
+/* table.h's stores through WRITE_ONCE are observed as they are made, so a
+ * test sees the states between the steps of a hand-over, as a lock-free
+ * reader may: the way and bucket watched, and what each store of the
+ * watched way's key found. */
+static struct {
+	const void *set;        /* the struct tb_set watched, or NULL */
+	int way;
+	const void *given;      /* the bucket tb_way_give writes, or NULL (tb_way_clear) */
+	int key_stores;
+	int early;              /* key stores made before the bucket's step */
+} watch;
+static void observe(const volatile void *at);
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
 #include "table.h"
 #include "../check.h"
+
+/* A key store of the watched way must come after its bucket's step: the
+ * bucket already as given, or its credit already taken. */
+static void observe(const volatile void *at)
+{
+	const struct tb_set *s = watch.set;
+	const char *key, *p = (const char *)at;
+
+	if (!s)
+		return;
+	key = (const char *)&s->key[watch.way];
+	if (p < key || p >= key + sizeof(s->key[0]))
+		return;
+	watch.key_stores++;
+	if (watch.given ? memcmp(&s->b[watch.way], watch.given, sizeof(struct tb_bucket)) :
+			  s->b[watch.way].credit != 0)
+		watch.early++;
+}
+
+static void watch_way(const struct tb_set *s, int w, const struct tb_bucket *given)
+{
+	watch.set = s;
+	watch.way = w;
+	watch.given = given;
+	watch.key_stores = watch.early = 0;
+}
 
 static struct tb_addr addr(__u32 n)
 {
@@ -106,12 +147,19 @@ static void a_way_changes_hands_key_last(void)
 	s.b[2].credit = (__u64)255 << TB_CREDIT_TAG_SHIFT | 40;
 	tag = tb_way_next_tag(&s, 2);
 	CHECK_EQ(tag, 0, "the tag wraps");
+	watch_way(&s, 2, NULL);
 	tb_way_clear(&s, 2);
+	CHECK_EQ(watch.key_stores, 2, "cleared: both words of the key stored, and seen");
+	CHECK_EQ(watch.early, 0, "cleared: each key store came after the credit was taken");
 	CHECK_EQ(s.b[2].credit, 0, "cleared: no credit left to spend");
 	CHECK_EQ(tb_way_find(&s, &old, TB_WAYS), -1, "cleared: the old address is not found");
 	CHECK(tb_way_free(&s, 2), "cleared: the way is free");
 	nb.tag = tag;
+	watch_way(&s, 2, &nb);
 	tb_way_give(&s, 2, &k, &nb);
+	watch.set = NULL;
+	CHECK_EQ(watch.key_stores, 2, "given: both words of the key stored, and seen");
+	CHECK_EQ(watch.early, 0, "given: each key store came after the bucket was written");
 	CHECK_EQ(tb_way_find(&s, &k, TB_WAYS), 2, "given: found");
 	CHECK(!memcmp(&s.b[2], &nb, sizeof(nb)), "given: the bucket as made");
 	for (int w = 0; w < TB_WAYS; w++)

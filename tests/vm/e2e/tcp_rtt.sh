@@ -12,7 +12,7 @@ BURST=$RATE                # tbctl's default: 1 s of rate
 check "netem on the ACK path" in_r tc qdisc replace dev "$DEV_R" root netem delay 20ms
 in_r iperf3 -s -B "$DST4" -D -I "$tmp/iperf3.pid" >/dev/null
 session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
-sleep 0.5
+listening "$NS_R" tcp 5201
 
 for action in drop mark; do
 	ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_ecn=$([[ $action == mark ]] && echo 1 || echo 2)

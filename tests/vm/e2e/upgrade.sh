@@ -11,7 +11,7 @@
 setup
 
 NEXT=$B/next/tbctl
-SECS=6
+SECS=4
 RATE=250000     # 2mbit
 BURST=16384
 SIZE=500
@@ -27,13 +27,13 @@ if [[ ! -x $NEXT ]]; then
 fi
 check "this build attaches" tb attach dev "$DEV_R" mode xdp
 check "a per-address rule" tb rule set dev "$DEV_R" default rate 2mbit burst $BURST early off
-in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) >"$tmp/recv" &
+in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv" &
 recv=$!
-sleep 0.5
+listening "$NS_R" udp 9001
 in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $SIZE --pps 1000 \
 	--seconds $SECS >"$tmp/sent" &
 send=$!
-sleep 2.5
+policing 198.18.0.10
 tnext attach dev "$DEV_R" 2>"$tmp/upgrade"
 code=$?
 wait "$send" "$recv"
