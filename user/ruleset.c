@@ -186,13 +186,26 @@ static __u32 map_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+/* A slot that is in no packet's path: interrupted for good, which a
+ * writer (holding the device's lock) repairs by retiring it, or in
+ * progress, which a reader only leaves out of its copy. */
+static int drop_slot(struct ruleset *rs, int id, bool repair)
+{
+	if (repair)
+		return retire(rs, id);
+	index_del(rs, id);
+	rs->rules[id].in_use = 0;
+	return 0;
+}
+
 /* Build the indexes from rules[]. A prefix found in two slots keeps its
- * published one. That is a change caught between publishing and retiring:
- * interrupted for good, which a writer (holding the device's lock)
- * repairs by retiring the other slot, or in progress, which a reader
- * only leaves out of its copy. */
+ * published one: a change caught between publishing and retiring. One in
+ * a single slot is kept only if published: a rule set of a new prefix
+ * caught before publishing, or a rule del after unpublishing. */
 static int index_build(struct ruleset *rs, bool repair)
 {
+	int err;
+
 	memset(rs->head, 0, sizeof(rs->head));
 	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
 	rs->nfree_rules = rs->nfree_shared = 0;
@@ -202,25 +215,27 @@ static int index_build(struct ruleset *rs, bool repair)
 	}
 	for (int i = 0; i < TB_MAX_RULES; i++) {
 		struct tb_prefix p;
-		int other, victim, err;
+		int other;
 
 		if (!rs->rules[i].in_use)
 			continue;
 		rule_prefix(&rs->rules[i], &p);
 		other = find_in_chain(rs, &p, -1);
 		index_add(rs, i);
-		if (other < 0)
-			continue;
-		victim = is_live(rs, &p, i) ? other : i;
-		if (repair) {
-			err = retire(rs, victim);
-			if (err)
-				return err;
-		} else {
-			index_del(rs, victim);
-			rs->rules[victim].in_use = 0;
-		}
+		if (other >= 0 && (err = drop_slot(rs, is_live(rs, &p, i) ? other : i, repair)))
+			return err;
 	}
+	for (int i = 0; i < TB_MAX_RULES; i++) {
+		struct tb_prefix p;
+
+		if (!rs->rules[i].in_use)
+			continue;
+		rule_prefix(&rs->rules[i], &p);
+		if (!is_live(rs, &p, i) && (err = drop_slot(rs, i, repair)))
+			return err;
+	}
+	/* From the references left, whatever index_del pushed meanwhile. */
+	rs->nfree_shared = 0;
 	for (int i = TB_MAX_RULES - 1; i >= 0; i--)
 		if (!rs->shared_refs[i])
 			rs->free_shared[rs->nfree_shared++] = i;

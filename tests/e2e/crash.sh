@@ -2,7 +2,8 @@
 # tbctl killed at bpf() calls of a rule change (strace's fault
 # injection): every kill leaves the old rule or the new one, as rule list
 # shows it, and the next change repairs what the kill left half-done (a
-# prefix in two slots), keeping the rule that was shown. Then attach,
+# prefix in two slots), keeping the rule that was shown. Likewise a batch
+# of three changes, each left old or new. Then attach,
 # killed at its bpf() calls: status says what it finds, and the next
 # attach or detach recovers with no manual step. And reset counters,
 # killed at its bpf() calls: every count is as it was, or all are zero.
@@ -61,6 +62,65 @@ for change in set del; do
 	check "rule $change: the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
 		bash -c "grep -q '$([[ $change == set ]] && echo $OLD || echo none)' <<<'$seen' && grep -q '$([[ $change == set ]] && echo $NEW || echo none)' <<<'$seen'"
 done
+
+# A batch of three changes, killed at one point of each phase: each rule
+# is old or new on its own (a batch undoes what it did only when a line
+# fails, not when it is killed), the next change repairs the slots, and
+# the same batch run again leaves exactly its rules (or, where its delete
+# was done, is refused whole at that line).
+Q=198.18.66.0/24 R=198.18.67.0/24
+printf 'rule set dev %s %s rate 8mbit\nrule set dev %s %s rate 2mbit\nrule del dev %s %s\n' \
+	"$DEV_R" $P "$DEV_R" $Q "$DEV_R" $R >"$tmp/batch"
+# rates: P's, Q's and R's rates as rule list shows them ("none" if gone).
+rates() {
+	tb -j rule list dev "$DEV_R" | jq -r --arg p $P --arg q $Q --arg r $R \
+		'. as $all | [$p, $q, $r] | map(. as $x | [$all[] | select(.prefix == $x) | .rate_bytes_per_sec | tostring] |
+			if length == 0 then "none" else join(",") end) | join(" ")'
+}
+# slot_rates: the same, from the slots the map holds.
+slot_rates() {
+	run_r "$B/tbbench" slots --dev "$DEV_R" | awk -v p=$P -v q=$Q -v r=$R '
+		$2 == p || $2 == q || $2 == r { v[$2] = v[$2] (v[$2] == "" ? "" : ",") $3 }
+		END { printf "%s %s %s\n", v[p] == "" ? "none" : v[p], v[q] == "" ? "none" : v[q], v[r] == "" ? "none" : v[r] }'
+}
+before_batch() {
+	tb rule set dev "$DEV_R" $P rate 4mbit && tb rule set dev "$DEV_R" $R rate 1mbit &&
+		{ tb rule del dev "$DEV_R" $Q 2>/dev/null || true; }
+}
+ALL_OLD="$OLD none 125000" ALL_NEW="$NEW 250000 none"
+before_batch
+check "before the batch: $(rates)" [ "$(rates)" = "$ALL_OLD" ]
+run_r strace -f -qq -e trace=bpf -o "$tmp/trace" "$TBCTL" -batch "$tmp/batch"
+check "the batch applies: $(rates)" [ "$(rates)" = "$ALL_NEW" ]
+kill_points --every "$tmp/trace" >"$tmp/points"
+kills=$(sample "batch" 1 <"$tmp/points" | xargs)
+check "the batch makes $(grep -c '^[0-9]* *bpf(' "$tmp/trace") bpf() calls, $(cut -d' ' -f1 "$tmp/points" | uniq | wc -l) phases between its writes" \
+	[ "$(cut -d' ' -f1 "$tmp/points" | uniq | wc -l)" -gt 3 ]
+bad=0 seen=""
+for k in $kills; do
+	before_batch
+	run_r strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when=$k \
+		"$TBCTL" -batch "$tmp/batch" >/dev/null 2>&1
+	shown=$(rates)
+	read -r p q r <<<"$shown"
+	[[ $p == @($OLD|$NEW) && $q == @(none|250000) && $r == @(125000|none) ]] ||
+		{ bad=1; echo "kill at bpf() call $k of the batch: rule list shows '$shown'"; }
+	tb rule set dev "$DEV_R" 198.18.65.0/24 rate 1mbit
+	[[ $(slot_rates) == "$shown" && $(rates) == "$shown" ]] ||
+		{ bad=1; echo "kill at call $k of the batch: slots '$(slot_rates)', rule list '$(rates)' after repair, shown '$shown'"; }
+	# Run again: whole, or, where the kill had deleted R, refused at its
+	# line with nothing changed.
+	if [[ $r == none ]]; then
+		! run_r "$TBCTL" -batch "$tmp/batch" 2>"$tmp/err" && grep -q '^Error: line 3: .*no rule for' "$tmp/err" &&
+			[[ $(rates) == "$shown" ]]
+	else
+		tb -batch "$tmp/batch" && [[ $(rates) == "$ALL_NEW" && $(slot_rates) == "$ALL_NEW" ]]
+	fi || { bad=1; echo "kill at call $k of the batch: run again, it left '$(rates)' (slots '$(slot_rates)')"; }
+	seen+=" ${shown// //}"
+done
+check "batch killed at $kills (seed $TB_SEED), one point of each phase: each rule old or new, repaired by the next change, the batch run again whole or refused whole" [ "$bad" = 0 ]
+check "the kills left the batch undone and done ($(xargs -n1 <<<"$seen" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2, $1; s = ", " }'))" \
+	bash -c "grep -q '${ALL_OLD// /\/}' <<<'$seen' && grep -q '${ALL_NEW// /\/}' <<<'$seen'"
 check "detach" tb detach dev "$DEV_R"
 
 # Before each kill of a reset: 40 datagrams from a source over its cap,

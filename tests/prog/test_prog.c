@@ -687,6 +687,60 @@ static void interrupted_change_resolves_to_the_published_slot(void)
 	teardown();
 }
 
+/* A tbctl that died with a prefix in one slot that is not published: a
+ * rule del after unpublishing, or a rule set of a new prefix before
+ * publishing. No packet matches it, so no reader shows it, and the next
+ * writer retires it: rule del then finds nothing, rule set a new rule. */
+static void unpublished_slot_is_in_no_ones_view(void)
+{
+	const char *gone = "198.18.17.0/24", *unborn = "2001:db8:17::/48";
+	struct ruleset *reader, *writer;
+	struct tb_lpm_v4 k4 = { .prefixlen = 24, .addr = htonl(0xc6121100) };
+	struct tb_prefix p, q;
+	struct tb_rule r;
+	struct frame f;
+	char err[64];
+	int del_id, new_id;
+
+	setup();
+	del_id = set_rule(gone, 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	CHECK(!bpf_map_delete_elem(rs->m.prefixes_v4, &k4), "unpublish %s, as rule del does first", gone);
+	prefix_parse(gone, &p, err, sizeof(err));
+	prefix_parse(unborn, &q, err, sizeof(err));
+	new_id = del_id + 1;
+	r = rs->rules[del_id];
+	r.family = q.family;
+	r.prefixlen = q.len;
+	memcpy(r.addr, q.addr, sizeof(r.addr));
+	CHECK(!bpf_map_update_elem(rs->m.rules, &new_id, &r, BPF_ANY), "write %s's slot, as rule set does first", unborn);
+	frame_ipv4_len(&f, "198.18.17.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 10, "no packet is charged under %s", gone);
+	reader = calloc(1, sizeof(*reader));
+	if (!CHECK(reader && !ruleset_read(reader, &rs->m), "a reader reads the rules")) {
+		free(reader);
+		teardown();
+		return;
+	}
+	CHECK_EQ(ruleset_find(reader, &p), -1, "the reader does not show %s", gone);
+	CHECK_EQ(ruleset_find(reader, &q), -1, "nor %s", unborn);
+	CHECK(!bpf_map_lookup_elem(rs->m.rules, &del_id, &r) && r.in_use, "the reader retired nothing");
+	free(reader);
+	writer = calloc(1, sizeof(*writer));
+	if (!CHECK(writer && !ruleset_load(writer, &rs->m), "a writer reads the rules")) {
+		free(writer);
+		teardown();
+		return;
+	}
+	CHECK(!bpf_map_lookup_elem(rs->m.rules, &del_id, &r) && !r.in_use, "the writer retired %s's slot", gone);
+	CHECK(!bpf_map_lookup_elem(rs->m.rules, &new_id, &r) && !r.in_use, "and %s's", unborn);
+	CHECK_EQ(ruleset_del(writer, &p), -ENOENT, "rule del %s finds nothing", gone);
+	CHECK(ruleset_set(writer, &p, &(struct rule_spec){ .rate = 1000, .burst = 3000 }) >= 0,
+	      "rule set %s makes it anew", gone);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "and it is charged again");
+	free(writer);
+	teardown();
+}
+
 /* The ruleset's indexes (prefix hash, free slots, shared slots) against a
  * plain scan of the slots, through 3,000 creations, 1,000 changes and
  * 1,500 deletions, and against a fresh read of the maps. */
@@ -2542,6 +2596,7 @@ TEST_LIST(
 	T(rate_change_keeps_bucket_state),
 	T(rule_change_publishes_a_fresh_slot),
 	T(interrupted_change_resolves_to_the_published_slot),
+	T(unpublished_slot_is_in_no_ones_view),
 	T(ruleset_indexes_follow_changes),
 	T(rule_table_keeps_a_slot_for_changes),
 	T(reset_program_zeroes_counters_in_place),
