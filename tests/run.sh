@@ -51,18 +51,12 @@ for t in tests/e2e/*.sh; do
 done
 # Two lanes share the two cores, in two stages. First the host's
 # namespace suites, which judge rates, one at a time beside the VM stage,
-# whose shaping and TCP checks judge rates in the guest; then the crash
-# runs, which judge no timing, at the lowest priority so that the VM
-# stage keeps its CPU (make test-full's crash runs take minutes). Then
-# the other suites that judge no timing: the upgrade's kill loops beside
-# the fuzz run and the benchmark's smoke run (its numbers are not
+# then the crash runs, which judge no timing, while the VM stage ends.
+# Then the other suites that judge no timing: the upgrade's kill loops
+# beside the fuzz run and the benchmark's smoke run (its numbers are not
 # judged). The upgrade's older builds are made from the start, taking
 # only the CPU that the suites leave.
-crash_runs() {
-	renice -n 19 -p "$BASHPID" >/dev/null
-	run_suites tests/e2e/crash.sh
-}
-beside_vm() { together "${host[*]} crash_runs" vm_stage; }
+beside_vm() { together "${host[*]} tests/e2e/crash.sh" vm_stage; }
 no_timing() { together tests/e2e/upgrade.sh "tests/e2e/fuzz.sh tests/e2e/bench_smoke.sh"; }
 
 export TB_OLDER_DIR=$B/older
