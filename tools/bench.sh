@@ -121,7 +121,7 @@ run_case() {
 		sent=$(jq .sent_packets "$tmp/gen"); ns=$(jq .ns "$tmp/gen")
 	else
 		in_s "$B/tbgen" send --src "$(sources_list "$n")" --dst $DST --size $((size - 42)) --seconds "$secs" >"$tmp/sent"
-		sent=$(awk '$1 != "elapsed" { s += $3 } END { print s + 0 }' "$tmp/sent")
+		sent=$(awk '$1 != "elapsed" && $1 != "stalled" { s += $3 } END { print s + 0 }' "$tmp/sent")
 		ns=$(awk '$1 == "elapsed" { printf "%.0f", $2 * 1e9 }' "$tmp/sent")
 	fi
 	rx1=$(rx_packets); s1=$(softirq_ticks); d1=$(dropped "$lim")

@@ -6,7 +6,10 @@
  *       Sends from every source to every destination, round robin, with
  *       sendmmsg; stops after S seconds or N packets per flow, whichever
  *       is first. --pps paces each flow. Prints "src dst packets bytes"
- *       per flow, then "elapsed SECONDS" from the first send to the last.
+ *       per flow, "elapsed SECONDS" from the first send to the last, and
+ *       "stalled SECONDS": the sum of the gaps over STALL_GAP_S between
+ *       two rounds of sends, the time the sender offered nothing (off
+ *       the CPU: a test judging a rate over the send discounts it).
  *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]
  *       Counts datagrams per source (or destination) address for S
  *       seconds, or until T seconds pass without one after the first
@@ -29,6 +32,9 @@
 #define MAX_FLOWS 4096
 #define BATCH 32
 #define MAX_SIZE 65000
+/* A round of sends takes well under this even emulated; a longer gap is
+ * time the sender was not running. */
+#define STALL_GAP_S 0.02
 
 struct flow {
 	int fd;
@@ -104,7 +110,7 @@ static int do_send(char *srcs, char *dsts, int port, int size, double seconds,
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov = { payload, size };
 	int ns = split(srcs, s, MAX_FLOWS), nd = split(dsts, d, MAX_FLOWS), nf = 0, live;
-	double start, end;
+	double start, end, prev, stalled = 0;
 
 	if (!ns || !nd || ns * nd > MAX_FLOWS) {
 		fprintf(stderr, "tbgen: need 1..%d flows\n", MAX_FLOWS);
@@ -127,9 +133,13 @@ static int do_send(char *srcs, char *dsts, int port, int size, double seconds,
 	}
 	start = now_s();
 	end = start + seconds;
+	prev = start;
 	do {
 		double t = now_s();
 
+		if (t - prev > STALL_GAP_S)
+			stalled += t - prev;
+		prev = t;
 		if (t >= end)
 			break;
 		live = 0;
@@ -164,6 +174,7 @@ static int do_send(char *srcs, char *dsts, int port, int size, double seconds,
 	for (int i = 0; i < nf; i++)
 		printf("%s %s %llu %llu\n", flows[i].src, flows[i].dst, flows[i].packets, flows[i].bytes);
 	printf("elapsed %.6f\n", now_s() - start);
+	printf("stalled %.6f\n", stalled);
 	return 0;
 }
 
