@@ -28,7 +28,7 @@ LDLIBS  := -lbpf -lelf -lz -lmnl
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
 	   user/hook.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
-	     user/cmd_metrics.c user/metrics.c user/cmd_top.c
+	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c
 OBJ     := $(BUILD)/obj
 LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
@@ -112,7 +112,7 @@ bench: deps
 	tools/bench.sh
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man
-# page, bash completion, the systemd unit and an example configuration.
+# page, bash completion, the systemd units and an example configuration.
 PREFIX  ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR  ?= $(PREFIX)/share/man
@@ -122,7 +122,8 @@ install: $(TBCTL)
 	install -D -m 0644 dist/tbctl.8 $(DESTDIR)$(MANDIR)/man8/tbctl.8
 	install -D -m 0644 dist/tbctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tbctl
 	install -d $(DESTDIR)$(UNITDIR)
-	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/tbctl@.service >$(DESTDIR)$(UNITDIR)/tbctl@.service
+	for u in tbctl@.service tbctl-exporter.service; do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' dist/$$u >$(DESTDIR)$(UNITDIR)/$$u; done
 	install -D -m 0644 dist/example.conf $(DESTDIR)$(PREFIX)/share/doc/tbctl/example.conf
 
 clean:

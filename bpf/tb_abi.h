@@ -438,7 +438,10 @@ struct tb_config {
 	__u8 table_shift;
 	__u8 ways;
 	__u16 pad2;
-	__u32 spare[1]; /* zero: room for fields whose zero means "as before" */
+	/* The program attach (or an upgrade) hooked last; 0: not written.
+	 * Tells tbctl's program on the device without opening it by id,
+	 * which takes CAP_SYS_ADMIN. */
+	__u32 prog_id;
 };
 
 /* The layout of every map and value here. Any change to them bumps it:

@@ -424,9 +424,9 @@ int run_batch(const char *path)
 		fclose(f);
 	/* Checked and run under the lock of every device the file names, so
 	 * nothing changes between the check and the run. */
-	if (!err && n && geteuid() != 0) {
-		out.batch_line = lines[0].lineno;
-		err = require_root(&lines[0].a);
+	for (int i = 0; i < n && !err; i++) {
+		out.batch_line = lines[i].lineno;
+		err = require_caps(&lines[i].a);
 	}
 	if (!err)
 		err = lock_devices(lines, n);

@@ -336,6 +336,7 @@ static int run_attach(const struct cmd_args *args)
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl
 	 * is making it, so a detach after a kill in between removes it. */
 	cfg.attached = 1;
+	cfg.prog_id = prog_id(prog_fd);
 	cfg.own_fq |= new_fq;
 	if (a->mode >= TB_MODE_TC_INGRESS && !cfg.own_qdisc && qdisc_clsact_exists(ifindex) == 0)
 		cfg.own_qdisc = own_qdisc = true;
@@ -702,7 +703,7 @@ static int run_status(const struct cmd_args *a)
 const struct command cmd_attach = {
 	"attach", parse_attach, run_attach,
 	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq]",
-	false,
+	false, CAPS_HOOK,
 };
-const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true };
-const struct command cmd_status = { "status", parse_status, run_status, "[dev DEV]", false };
+const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true, CAPS_UNHOOK };
+const struct command cmd_status = { "status", parse_status, run_status, "[dev DEV]", false, CAPS_READ };

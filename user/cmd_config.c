@@ -179,5 +179,5 @@ static int run_apply(const struct cmd_args *a)
 	return err != 0 ? (err > 0 ? err : 1) : 0;
 }
 
-const struct command cmd_save = { "save", parse_save, run_save, "dev DEV", true };
-const struct command cmd_apply = { "apply", parse_apply, run_apply, "dev DEV FILE", true };
+const struct command cmd_save = { "save", parse_save, run_save, "dev DEV", true, CAPS_READ };
+const struct command cmd_apply = { "apply", parse_apply, run_apply, "dev DEV FILE", true, CAPS_READ };

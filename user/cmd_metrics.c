@@ -18,6 +18,13 @@
  * all allocated. */
 #define EXPORTER_PORT "10088"
 #define MAX_NAMED 64
+/* A client that sends no complete request in this long is dropped, so
+ * half-open connections do not pile up; a scrape takes milliseconds. */
+#define EXPORTER_TIMEOUT_S 10
+/* Connections at once from one address, and from all: one client that
+ * opens many cannot take the slots every other scraper needs. */
+#define EXPORTER_PER_CLIENT 8
+#define EXPORTER_CONNECTIONS 256
 
 /* "dev DEV" may repeat: the names are kept here, as one metrics or
  * exporter command runs per process (neither runs from a batch). */
@@ -181,7 +188,9 @@ static int run_exporter(const struct cmd_args *a)
 {
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *daemon;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* epoll: no select() bound on descriptors, and one thread that never
+	 * blocks on a slow client. */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	char listen[64];
 	sigset_t stop;
 	bool any;
@@ -204,7 +213,9 @@ static int run_exporter(const struct cmd_args *a)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	daemon = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, serve,
 				  (void *)a, MHD_OPTION_SOCK_ADDR, any ? NULL : (struct sockaddr *)&ss,
-				  MHD_OPTION_END);
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORTER_TIMEOUT_S,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)EXPORTER_PER_CLIENT,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONNECTIONS, MHD_OPTION_END);
 	if (!daemon) {
 		out_error("exporter: listen on %s: %s", listen, strerror(errno ? errno : EADDRINUSE));
 		return 1;
@@ -215,7 +226,7 @@ static int run_exporter(const struct cmd_args *a)
 	return 0;
 }
 
-const struct command cmd_metrics = { "metrics", parse_metrics, run_metrics, "[dev DEV]... [top N]", false };
+const struct command cmd_metrics = { "metrics", parse_metrics, run_metrics, "[dev DEV]... [top N]", false, CAPS_READ };
 const struct command cmd_exporter = {
-	"exporter", parse_exporter, run_exporter, "[listen ADDR:PORT] [dev DEV]... [top N]", false,
+	"exporter", parse_exporter, run_exporter, "[listen ADDR:PORT] [dev DEV]... [top N]", false, CAPS_READ,
 };

@@ -261,9 +261,9 @@ const struct command cmd_rule_set = {
 	"rule set", parse_rule_set, run_rule_change,
 	"dev DEV {default|PREFIX} rate RATE [burst SIZE] [cost bytes|packets] "
 	"[action drop|mark|monitor|shape] [scope per-address|shared] [early on|off] [horizon TIME]",
-	true,
+	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {
-	"rule del", parse_rule_del, run_rule_change, "dev DEV {default|PREFIX}", true,
+	"rule del", parse_rule_del, run_rule_change, "dev DEV {default|PREFIX}", true, CAPS_READ,
 };
-const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true };
+const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true, CAPS_READ };

@@ -412,7 +412,7 @@ static int run_reset(const struct cmd_args *a)
 }
 
 const struct command cmd_show = {
-	"show", parse_show, run_show, "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]", true,
+	"show", parse_show, run_show, "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]", true, CAPS_READ,
 };
-const struct command cmd_stats = { "stats", parse_stats, run_stats, "dev DEV", true };
-const struct command cmd_reset = { "reset", parse_reset, run_reset, "dev DEV [counters|buckets]", true };
+const struct command cmd_stats = { "stats", parse_stats, run_stats, "dev DEV", true, CAPS_READ };
+const struct command cmd_reset = { "reset", parse_reset, run_reset, "dev DEV [counters|buckets]", true, CAPS_LOAD };

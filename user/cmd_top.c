@@ -426,5 +426,5 @@ static int run_top(const struct cmd_args *a)
 
 const struct command cmd_top = {
 	"top", parse_top, run_top,
-	"dev DEV [sort dropped|passed|share|tokens|address|rule] [interval SECONDS] [rows N] [-n COUNT]", false,
+	"dev DEV [sort dropped|passed|share|tokens|address|rule] [interval SECONDS] [rows N] [-n COUNT]", false, CAPS_READ,
 };

@@ -74,6 +74,14 @@ static bool is_tbctl_prog(__u32 id)
 	return found == 2;
 }
 
+__u32 prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 bool prog_uses(__u32 prog_id, int fd)
 {
 	struct bpf_map_info mi = {};
@@ -222,7 +230,7 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 	}
 	/* Another program (or tc filter) put in tbctl's place is not
 	 * tbctl's to report or to take off. */
-	return id && is_tbctl_prog(id) ? id : 0;
+	return id && (id == cfg->prog_id || is_tbctl_prog(id)) ? id : 0;
 }
 
 int unhook(int ifindex, int mode, __u32 id)

@@ -35,6 +35,8 @@ int hooked_anywhere(int ifindex, struct hooked *h);
 /* The id of the program on the hook cfg names, 0 when none of tbctl's is
  * there or dev is not cfg's device in this network namespace. */
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
+/* The id of program fd; 0 when it cannot be read. */
+__u32 prog_id(int fd);
 /* Whether program prog_id uses map fd. */
 bool prog_uses(__u32 prog_id, int fd);
 /* A loaded program that uses map fd (on any device, in any network

@@ -302,18 +302,17 @@ int parse_command(int argc, char **argv, struct cmd_args *a)
 	return c->parse(argc - used, argv + used, a);
 }
 
-int require_root(const struct cmd_args *a)
+int require_caps(const struct cmd_args *a)
 {
-	if (geteuid() == 0)
-		return 0;
-	out_error("%s%s%s: permission denied: tbctl needs root (CAP_BPF and CAP_NET_ADMIN)",
-		  a->cmd->name, a->has_dev ? " dev " : "", a->has_dev ? a->dev : "");
-	return 1;
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s%s%s", a->cmd->name, a->has_dev ? " dev " : "", a->has_dev ? a->dev : "");
+	return caps_require(what, a->cmd->caps);
 }
 
 int run_command(const struct cmd_args *a)
 {
-	return require_root(a) ? 1 : a->cmd->run(a);
+	return require_caps(a) ? 1 : a->cmd->run(a);
 }
 
 int main(int argc, char **argv)

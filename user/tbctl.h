@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <net/if.h>
+#include "caps.h"
 #include "prefix.h"
 #include "ruleset.h"
 
@@ -55,6 +56,7 @@ struct command {
 	int (*run)(const struct cmd_args *a);
 	const char *usage;
 	bool needs_attached;    /* -batch checks the device is attached (or attached earlier in the file) */
+	__u64 caps;             /* the capabilities it needs (caps.h) */
 };
 
 /* Keyword arguments, iproute2 style: "dev eth0 rate 10mbit ...". */
@@ -84,7 +86,7 @@ int choose(const char *cmd, const char *what, const char *value, const char *con
 int device_lock(const char *cmd, const char *dev, bool lock);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
 int parse_command(int argc, char **argv, struct cmd_args *a);
-int require_root(const struct cmd_args *a);
+int require_caps(const struct cmd_args *a);
 int run_command(const struct cmd_args *a);
 /* -batch FILE (- for stdin); batch.c. */
 int run_batch(const char *path);

@@ -92,13 +92,13 @@ rc=$?
 check "-j error: exit 2 (got $rc)" [ "$rc" = 2 ]
 check "-j error: JSON on stdout ($js)" bash -c "jq -e '.error | contains(\"unknown unit\")' <<<'$js' >/dev/null"
 
-# Not root.
+# Not root, and no capability.
 cp "$TBCTL" "$tmp/tbctl"
 err=$(nsenter --net=/var/run/netns/"$NS_R" setpriv --reuid=65534 --regid=65534 --clear-groups \
 	"$tmp/tbctl" stats dev "$DEV_R" 2>&1)
 rc=$?
 check "not root: exit 1 (got $rc)" [ "$rc" = 1 ]
-check "not root: says so ($err)" grep -qF "stats dev $DEV_R: permission denied: tbctl needs root" <<<"$err"
+check "not root: says which capability it lacks ($err)" grep -qF "stats dev $DEV_R: permission denied: it needs CAP_BPF; this process lacks CAP_BPF" <<<"$err"
 
 # bpffs unavailable: a private mount namespace where /sys/fs/bpf is gone.
 err=$(unshare -m bash -c "mount -t tmpfs none /sys/fs && exec nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R" 2>&1)

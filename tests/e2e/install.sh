@@ -12,7 +12,7 @@ for prefix in /usr /usr/local; do
 	check "make install PREFIX=$prefix DESTDIR=..." make -s -C "$ROOT" install PREFIX="$prefix" DESTDIR="$root"
 	unitdir=$([[ $prefix == /usr ]] && echo /lib/systemd/system || echo $prefix/lib/systemd/system)
 	for f in $prefix/sbin/tbctl $prefix/share/man/man8/tbctl.8 $prefix/share/bash-completion/completions/tbctl \
-		"$unitdir/tbctl@.service" $prefix/share/doc/tbctl/example.conf; do
+		"$unitdir/tbctl@.service" "$unitdir/tbctl-exporter.service" $prefix/share/doc/tbctl/example.conf; do
 		check "$prefix: installed $f" [ -s "$root$f" ]
 	done
 	check "$prefix: the unit runs the installed binary" \
@@ -41,8 +41,10 @@ done
 mkdir -p "$root/etc/tbctl" "$root/usr/lib/systemd/system"
 cp -a /lib/systemd/system/. "$root/usr/lib/systemd/system/"
 cp "$root/usr/share/doc/tbctl/example.conf" "$root/etc/tbctl/eth0.conf"
-verify=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" --man=no "tbctl@eth0.service" 2>&1)
-check "systemd-analyze verify passes the unit${verify:+ ($verify)}" [ -z "$verify" ]
+for u in tbctl@eth0.service tbctl-exporter.service; do
+	verify=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" --man=no "$u" 2>&1)
+	check "systemd-analyze verify passes $u${verify:+ ($verify)}" [ -z "$verify" ]
+done
 
 # The completion, through the function bash would call.
 complete_words() { # LINE: what the completion offers for the last word
