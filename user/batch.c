@@ -14,32 +14,15 @@
 
 /* -batch: every line is parsed, and checked against what the device state
  * will be when it runs, before the first one runs. */
-#define BATCH_MAX_WORDS 64
 
 struct batch_line {
 	int lineno;
 	int argc;
 	char *text;     /* the line, split in place: argv points into it */
-	char *argv[BATCH_MAX_WORDS];
+	char *argv[LINE_MAX_WORDS];
 	struct cmd_args a;
 };
 
-static int split_words(char *line, char **argv)
-{
-	int n = 0;
-	char *hash = strchr(line, '#'), *tok, *save;
-
-	if (hash)
-		*hash = 0;
-	for (tok = strtok_r(line, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == BATCH_MAX_WORDS)
-			return -1;
-		argv[n++] = tok;
-	}
-	return n;
-}
-
-/* Whether dev is attached after lines[0..upto) run. */
 /* What a batch will have done by a given line, so each line is checked
  * in constant time against the state it will run in: per device, whether
  * it will be attached and since which line its rules are gone (a detach
@@ -397,12 +380,12 @@ int run_batch(const char *path)
 		copy = strdup(buf);
 		l->lineno = lineno;
 		l->text = copy;
-		l->argc = copy ? split_words(copy, l->argv) : -1;
+		l->argc = copy ? words_split(copy, l->argv, LINE_MAX_WORDS) : -1;
 		if (!copy) {
 			out_error("batch: %s", strerror(ENOMEM));
 			err = 1;
 		} else if (l->argc < 0) {
-			out_error("more than %d words", BATCH_MAX_WORDS);
+			out_error("more than %d words", LINE_MAX_WORDS);
 			err = EXIT_USAGE;
 		} else if (l->argc) {
 			err = parse_command(l->argc, l->argv, &l->a);

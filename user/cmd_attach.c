@@ -92,18 +92,6 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
-/* Whether program id, which uses a device's pins, is on ifindex here, now
- * named name: the device renamed. */
-static bool renamed_to(__u32 ifindex, __u32 id, char *name)
-{
-	struct hooked h[4];
-	int n = hooked_anywhere(ifindex, h);
-
-	for (int i = 0; i < n; i++)
-		if (h[i].id == id)
-			return if_indextoname(ifindex, name) != NULL;
-	return false;
-}
 
 /* Pins of a device that was deleted and made again under the same name
  * (a tunnel or veth brought up anew): once no program uses them, the new
@@ -177,8 +165,8 @@ static int run_attach(const struct cmd_args *args)
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
 	struct upgrade_moves moves;
-	bool existing, upgrading, own_qdisc = false, new_fq = false, hooked = false;
-	struct tb *skel;
+	bool existing, upgrading, own_qdisc = false, new_fq = false, abandon = false;
+	struct tb *skel = NULL;
 	int ifindex, err, prog_fd, pins;
 	__u32 zero = 0;
 
@@ -273,7 +261,8 @@ static int run_attach(const struct cmd_args *args)
 	skel = open_pinned(a->dev, existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
 	if (!skel) {
 		out_error("attach dev %s: open BPF object: %s", a->dev, strerror(errno));
-		return 1;
+		err = 1;
+		goto out;
 	}
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
 	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
@@ -282,43 +271,32 @@ static int run_attach(const struct cmd_args *args)
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
 			  a->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
-		if (new_fq)
-			qdisc_fq_delete(ifindex);
-		tb__destroy(skel);
-		return 1;
+		err = 1;
+		goto out;
 	}
 	pins = state_pins_begin();
 	err = pins < 0 ? pins : tb__load(skel);
 	if (!err)
 		err = state_pin_config(a->dev, skel);
 	state_pins_end(pins);
-	if (err && upgrading)
-		upgrade_abandon(a->dev, &moves);
-	if (!err && upgrading) {
-		/* Before the hook: the old program reads the old maps meanwhile. */
-		err = upgrade_copy(&moves, skel);
-		if (err) {
-			out_error("attach dev %s: copy the pinned maps into this build's layout: %s",
-				  a->dev, strerror(-err));
-			upgrade_abandon(a->dev, &moves);
-			if (new_fq)
-				qdisc_fq_delete(ifindex);
-			tb__destroy(skel);
-			return 1;
-		}
-	}
+	/* From here until the hook, a failure abandons the upgrade. */
+	abandon = upgrading;
 	if (err) {
 		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),
 			  existing ? " (pinned maps from an incompatible build? detach first)" :
 			  out.verbose ? "" : " (-v shows the kernel's log)");
 		if (out.verbose)
 			out_libbpf_tail(20);
-		if (!existing)
-			unpin_all(a->dev);
-		if (new_fq)
-			qdisc_fq_delete(ifindex);
-		tb__destroy(skel);
-		return 1;
+		err = 1;
+		goto out;
+	}
+	/* Before the hook: the old program reads the old maps meanwhile. */
+	err = upgrading ? upgrade_copy(&moves, skel) : 0;
+	if (err) {
+		out_error("attach dev %s: copy the pinned maps into this build's layout: %s", a->dev,
+			  strerror(-err));
+		err = 1;
+		goto out;
 	}
 	prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
 	maps_from_skel(skel, &m);
@@ -343,18 +321,18 @@ static int run_attach(const struct cmd_args *args)
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY)) {
 		out_error("attach dev %s: write config: %s", a->dev, strerror(errno));
 		err = 1;
-	} else if (hook_program(a, ifindex, prog_fd, existing, &own_qdisc)) {
-		err = 1;
-	} else {
-		hooked = true;
-		if (own_qdisc != cfg.own_qdisc) {
-			cfg.own_qdisc = own_qdisc;
-			bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
-		}
+		goto out;
 	}
-	if (upgrading && !hooked) {
-		upgrade_abandon(a->dev, &moves);
-	} else if (upgrading) {
+	if (hook_program(a->dev, a->mode, ifindex, prog_fd, existing, &own_qdisc)) {
+		err = 1;
+		goto out;
+	}
+	abandon = false;
+	if (own_qdisc != cfg.own_qdisc) {
+		cfg.own_qdisc = own_qdisc;
+		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
+	}
+	if (upgrading) {
 		unsigned int from = upgrade_layout_of(&cfg);
 		/* Hooked, the new maps are the live ones: once what the older
 		 * ones hold is moved, their pins go in place, and only then
@@ -376,6 +354,10 @@ static int run_attach(const struct cmd_args *args)
 					 "again) places them by a keyed hash", a->dev, from);
 		}
 	}
+out:
+	/* The one unwind: what this attach made, in reverse. */
+	if (abandon)
+		upgrade_abandon(a->dev, &moves);
 	if (err && !existing)
 		unpin_all(a->dev);
 	if (err && new_fq)
@@ -384,7 +366,6 @@ static int run_attach(const struct cmd_args *args)
 	return err;
 }
 
-/* Take program id off the device's hook for mode: only that program. */
 /* detach with no pins here: bpffs unmounted, or another mount
  * namespace's. tbctl's programs found on the device are removed; pins
  * another bpffs holds stay there (detach there removes them). */
@@ -413,27 +394,7 @@ static int detach_unpinned(const char *dev)
 	return rc;
 }
 
-/* Whether dev has a pin directory. */
-static bool pinned(const char *dev)
-{
-	char dir[PATH_MAX];
-	struct stat st;
 
-	state_dir(dev, dir, sizeof(dir));
-	return !stat(dir, &st);
-}
-
-/* A pin directory without a config pin: what an attach killed while it
- * pinned its maps leaves. */
-static bool unfinished(const char *dev)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	struct stat st;
-
-	state_dir(dev, dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/config", dir);
-	return !stat(dir, &st) && stat(path, &st) && errno == ENOENT;
-}
 
 static int parse_detach(int argc, char **argv, struct cmd_args *a)
 {
@@ -450,7 +411,7 @@ static int run_detach(const struct cmd_args *a)
 		return 1;
 	if (!pins_removable(a->dev))
 		return 1;
-	if (unfinished(a->dev)) {
+	if (state_unfinished(a->dev)) {
 		/* Pins without a config: an attach killed while pinning. */
 		err = unpin_all(a->dev);
 		if (err)
@@ -458,7 +419,7 @@ static int run_detach(const struct cmd_args *a)
 		return err != 0;
 	}
 	err = state_open_config(a->dev, &fd);
-	if (err == -ENOENT && !pinned(a->dev))
+	if (err == -ENOENT && !state_pinned(a->dev))
 		return detach_unpinned(a->dev);
 	if (!err)
 		close(fd);
@@ -507,203 +468,9 @@ static int run_detach(const struct cmd_args *a)
 	return err != 0;
 }
 
-struct status_count {
-	__u64 addrs;
-};
-
-static int count_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
-{
-	(void)k;
-	(void)b;
-	((struct status_count *)ctx)->addrs++;
-	return 0;
-}
-
-/* A device whose pins status cannot report on: said, in the listing
- * with the healthy ones, and counted as a failure. */
-static int status_broken(const char *dev, const char *why, struct json_object *arr)
-{
-	if (out.json) {
-		struct json_object *o = json_object_new_object();
-
-		json_add_str(o, "dev", dev);
-		json_add_str(o, "error", why);
-		json_object_array_add(arr, o);
-	} else {
-		out_error("status dev %s: %s", dev, why);
-	}
-	return 1;
-}
-
-/* What status reports into, and whether the device was found by listing
- * TB_PIN_ROOT rather than named. */
-struct status_ctx {
-	struct json_object *arr;
-	bool listed;
-};
-
-/* How long status waits for an attach or detach that holds a device's
- * lock with its pins half made or half removed. */
-#define STATUS_SETTLE_MS 3000
-/* status_read's answer when it found the pins half made and was not to
- * report that yet. */
-#define STATUS_HALF (-1)
-
-/* What status found in the midst of an attach or detach, or after one
- * was interrupted: said (as final) when settle is 0 (the device's lock
- * was free, or this process holds it), or as what it found (now) when
- * the lock was held throughout the wait (settle < 0); else STATUS_HALF. */
-static int status_half(const char *dev, const char *now, const char *final, int settle, struct json_object *arr)
-{
-	char msg[256];
-
-	if (settle > 0)
-		return STATUS_HALF;
-	if (settle < 0)
-		snprintf(msg, sizeof(msg), "an attach or detach has held the device's lock for over %d s, %s",
-			 STATUS_SETTLE_MS / 1000, now);
-	return status_broken(dev, settle < 0 ? msg : final, arr);
-}
-
-/* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
- * was held throughout the wait. */
-static int status_read(const char *dev, const struct status_ctx *sc, int settle)
-{
-	struct json_object *arr = sc->arr;
-	static struct ruleset rs;
-	struct status_count cnt = {};
-	struct tb_config cfg;
-	struct tb_maps m;
-	int rules = 0, paced, err;
-	char state[160], name[IF_NAMESIZE] = "";
-	bool moved = false;
-	__u32 id = 0;
-
-	err = state_open(dev, &m);
-	/* Listed, then detached before it was read: no longer there to report. */
-	if (err == -ENOENT && sc->listed && !pinned(dev))
-		return 0;
-	if (err == -ENOENT && unfinished(dev))
-		return status_half(dev, "its pins half made or half removed",
-				   "an attach was interrupted while pinning its maps, or a detach while "
-				   "removing them (tbctl attach finishes it, tbctl detach removes it)", settle, arr);
-	if (err == -ENOENT)
-		return status_half(dev, "no pins yet", "not attached", settle, arr);
-	if (err == -ESTALE) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "pinned by an older tbctl build (%s); tbctl attach upgrades them",
-			 state_layout_error());
-		return status_broken(dev, msg, arr);
-	}
-	if (err)
-		return status_broken(dev, err == -EPROTO ? state_layout_error() : strerror(-err), arr);
-	err = state_read_config(&m, &cfg);
-	if (!err)
-		err = ruleset_read(&rs, &m);
-	if (!err)
-		err = buckets_foreach(&m, count_bucket, &cnt);
-	if (!err)
-		id = pins_prog(dev, &cfg, m.config, &moved);
-	maps_close(&m);
-	if (err) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "read pinned maps: %s", strerror(-err));
-		return status_broken(dev, msg, arr);
-	}
-	if (!cfg.attached)
-		return status_half(dev, "its config not written yet",
-				   "an attach was interrupted before its config was written "
-				   "(tbctl attach finishes it, tbctl detach removes it)", settle, arr);
-	for (int i = 0; i < TB_MAX_RULES; i++)
-		rules += rs.rules[i].in_use;
-	/* Shape rules only set departure times: fq must still be the one
-	 * to keep them, whatever has been done to the qdiscs since. */
-	paced = shape_paced(dev, &cfg, &rs);
-	if (paced < -1) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-paced));
-		return status_broken(dev, msg, arr);
-	}
-	if (id && !moved)
-		snprintf(state, sizeof(state), "attached");
-	else if (id && renamed_to(cfg.ifindex, id, name))
-		snprintf(state, sizeof(state), "attached to %s, as the device is now named (program %u)", name, id);
-	else if (id)
-		snprintf(state, sizeof(state), "attached in another network namespace (program %u; status "
-			 "there tells more)", id);
-	else if (moved)
-		snprintf(state, sizeof(state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
-			 "attach takes the pins over)", dev, cfg.ifindex);
-	else
-		snprintf(state, sizeof(state), "NOT ATTACHED (program gone from the device)");
-	if (out.json) {
-		struct json_object *o = json_object_new_object();
-
-		json_add_str(o, "dev", dev);
-		json_add_u64(o, "ifindex", cfg.ifindex);
-		json_add_str(o, "mode", mode_names[cfg.mode]);
-		json_add_str(o, "key", key_names[cfg.key]);
-		json_object_object_add(o, "attached", json_object_new_boolean(id != 0));
-		json_add_str(o, "device", !moved ? "here" : !id ? "gone" : name[0] ? "renamed" : "other netns");
-		json_add_u64(o, "prog_id", id);
-		json_add_u64(o, "rules", rules);
-		json_add_u64(o, "addresses", cnt.addrs);
-		json_add_u64(o, "max_addrs", cfg.max_addrs);
-		json_add_str(o, "stripes", cfg.stripes == TB_STRIPES_KEYED ? "keyed" : "fold");
-		if (paced >= 0)
-			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
-		json_object_array_add(arr, o);
-	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
-		       mode_names[cfg.mode], key_names[cfg.key], state,
-		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
-		       cfg.stripes == TB_STRIPES_KEYED ? "" :
-		       "; lock stripes folded as upgraded (a fresh attach keys them)",
-		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
-	}
-	return 0;
-}
-
-/* Readers take no lock. Pins found half made or half removed are read
- * again once no attach or detach holds the device's lock: mid-attach
- * they are not an error, only a moment. */
-static int status_one(const char *dev, void *ctx)
-{
-	const struct status_ctx *sc = ctx;
-	int rc = status_read(dev, sc, 1);
-
-	return rc == STATUS_HALF ? status_read(dev, sc, state_settled(dev, STATUS_SETTLE_MS) ? 0 : -1) : rc;
-}
-
-static int parse_status(int argc, char **argv, struct cmd_args *a)
-{
-	return parse_dev_only("status", argc, argv, a, true);
-}
-
-static int run_status(const struct cmd_args *a)
-{
-	struct status_ctx sc = { .listed = !a->has_dev };
-	int err = 0;
-
-	if (bpffs_ensure()) {
-		out_error("status: bpffs unavailable at %s", TB_BPFFS);
-		return 1;
-	}
-	/* Built only for -j: text goes out as it is made. */
-	sc.arr = out.json ? json_object_new_array() : NULL;
-	err = a->has_dev ? status_one(a->dev, &sc) : state_foreach_device(status_one, &sc);
-	if (out.json)
-		out_json(sc.arr);
-	return err;
-}
-
 const struct command cmd_attach = {
 	"attach", parse_attach, run_attach,
 	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq]",
 	false, CAPS_HOOK,
 };
 const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true, CAPS_UNHOOK };
-const struct command cmd_status = { "status", parse_status, run_status, "[dev DEV]", false, CAPS_READ };

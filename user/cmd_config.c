@@ -87,7 +87,7 @@ struct target {
 static int read_target(const struct cmd_args *a, struct target *t)
 {
 	FILE *f = strcmp(a->file, "-") ? fopen(a->file, "r") : stdin;
-	char *buf = NULL, *words[64];
+	char *buf = NULL, *words[LINE_MAX_WORDS];
 	size_t blen = 0;
 	int err = 0, lineno = 0;
 
@@ -98,16 +98,18 @@ static int read_target(const struct cmd_args *a, struct target *t)
 	t->n = 0;
 	while (!err && getline(&buf, &blen, f) >= 0) {
 		struct cmd_args l;
-		char *save = NULL, *w;
-		int argc = 0;
+		int argc;
 
 		lineno++;
-		buf[strcspn(buf, "#")] = 0;
-		for (w = strtok_r(buf, " \t\r\n", &save); w && argc < 64; w = strtok_r(NULL, " \t\r\n", &save))
-			words[argc++] = w;
+		argc = words_split(buf, words, LINE_MAX_WORDS);
 		if (!argc)
 			continue;
 		out.batch_line = lineno;
+		if (argc < 0) {
+			out_error("more than %d words", LINE_MAX_WORDS);
+			err = EXIT_USAGE;
+			break;
+		}
 		err = parse_command(argc, words, &l);
 		if (!err && (l.cmd != &cmd_rule_set && l.cmd != &cmd_attach)) {
 			out_error("apply takes rule set lines (and the device's attach line), not %s", l.cmd->name);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <microhttpd.h>
@@ -82,11 +83,13 @@ static int run_metrics(const struct cmd_args *a)
 	return 0;
 }
 
-/* ADDR:PORT, [ADDR6]:PORT or :PORT (every address). */
+/* ADDR:PORT, [ADDR6]:PORT or :PORT (every address), numeric only. */
 static int parse_listen(const char *s, struct sockaddr_storage *ss, bool *any)
 {
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM }, *res;
 	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN] = "";
+	char host[INET6_ADDRSTRLEN];
 	unsigned long port;
 	char *end;
 	size_t hl;
@@ -104,23 +107,16 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, bool *any)
 	if (hl >= sizeof(host))
 		return -1;
 	memcpy(host, s, hl);
-	memset(ss, 0, sizeof(*ss));
+	host[hl] = 0;
 	*any = !hl;
-	if (!hl || inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(port);
-		return 0;
-	}
-	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons(port);
-		return 0;
-	}
-	return -1;
+	/* Every address: the IPv6 one, which takes IPv4 too (dual stack). */
+	hints.ai_family = hl ? AF_UNSPEC : AF_INET6;
+	if (getaddrinfo(hl ? host : NULL, colon + 1, &hints, &res))
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
 }
 
 static int parse_exporter(int argc, char **argv, struct cmd_args *a)

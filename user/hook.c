@@ -119,11 +119,11 @@ __u32 map_user(int fd)
 
 /* Attach prog_fd, atomically replacing our previous program when there is
  * one, so no packet passes unpoliced in between. */
-int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc)
+int hook_program(const char *dev, int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc)
 {
-	if (a->mode == TB_MODE_XDP || a->mode == TB_MODE_XDPGENERIC) {
+	if (mode == TB_MODE_XDP || mode == TB_MODE_XDPGENERIC) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
-		__u32 flags = xdp_flags(a->mode), old_id = 0;
+		__u32 flags = xdp_flags(mode), old_id = 0;
 		int err;
 
 		/* Only tbctl's own program is replaced: another one put in
@@ -139,11 +139,11 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 		if (xo.old_prog_fd > 0)
 			close(xo.old_prog_fd);
 		if (err == -EBUSY || err == -EEXIST)
-			out_error("attach dev %s: another XDP program is attached", a->dev);
-		else if (err == -EOPNOTSUPP && a->mode == TB_MODE_XDP)
-			out_error("attach dev %s: the driver has no native XDP (try mode xdpgeneric)", a->dev);
+			out_error("attach dev %s: another XDP program is attached", dev);
+		else if (err == -EOPNOTSUPP && mode == TB_MODE_XDP)
+			out_error("attach dev %s: the driver has no native XDP (try mode xdpgeneric)", dev);
 		else if (err)
-			out_error("attach dev %s: attach XDP program: %s", a->dev, strerror(-err));
+			out_error("attach dev %s: attach XDP program: %s", dev, strerror(-err));
 		return err;
 	} else {
 		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO, .prog_fd = prog_fd);
@@ -151,10 +151,10 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 		struct tc_filters f;
 		int err;
 
-		tc_hook_of(ifindex, a->mode, &hook);
+		tc_hook_of(ifindex, mode, &hook);
 		err = bpf_tc_hook_create(&hook);
 		if (err && err != -EEXIST) {
-			out_error("attach dev %s: create clsact qdisc: %s", a->dev, strerror(-err));
+			out_error("attach dev %s: create clsact qdisc: %s", dev, strerror(-err));
 			return err;
 		}
 		if (!err)
@@ -164,19 +164,19 @@ int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replac
 		/* Only tbctl's own filter is replaced: another one at its
 		 * handle and priority (put there by hand) makes the attach
 		 * fail, and stays. */
-		err = qdisc_clsact_filters(ifindex, a->mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
+		err = qdisc_clsact_filters(ifindex, mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
 		if (err) {
-			out_error("attach dev %s: list tc filters: %s", a->dev, strerror(-err));
+			out_error("attach dev %s: list tc filters: %s", dev, strerror(-err));
 		} else if (f.kind[0] && !(f.prog_id && is_tbctl_prog(f.prog_id))) {
 			out_error("attach dev %s: another tc filter (%s%s) is at tbctl's handle and priority (%#x) on %s",
-				  a->dev, f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
-				  a->mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+				  dev, f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
+				  mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
 			err = -EEXIST;
 		} else {
 			to.flags = f.kind[0] && replace ? BPF_TC_F_REPLACE : 0;
 			err = bpf_tc_attach(&hook, &to);
 			if (err)
-				out_error("attach dev %s: attach tc filter: %s", a->dev, strerror(-err));
+				out_error("attach dev %s: attach tc filter: %s", dev, strerror(-err));
 		}
 		if (err && *own_qdisc && !replace) {
 			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
@@ -264,4 +264,15 @@ int shape_paced(const char *dev, const struct tb_config *cfg, const struct rules
 	if (!ruleset_shapes(rs) || !dev_here(dev, cfg))
 		return -1;
 	return qdisc_fq_paces(cfg->ifindex);
+}
+
+bool renamed_to(__u32 ifindex, __u32 id, char *name)
+{
+	struct hooked h[4];
+	int n = hooked_anywhere(ifindex, h);
+
+	for (int i = 0; i < n; i++)
+		if (h[i].id == id)
+			return if_indextoname(ifindex, name) != NULL;
+	return false;
 }

@@ -10,7 +10,6 @@
 #include <bpf/libbpf.h>
 #include "ruleset.h"
 #include "tb_abi.h"
-#include "tbctl.h"
 
 /* One of tbctl's programs found on a device: its mode and id. */
 struct hooked {
@@ -23,15 +22,18 @@ struct hooked {
 bool dev_here(const char *dev, const struct tb_config *cfg);
 /* The clsact hook of mode (tc-ingress or tc-egress) on ifindex. */
 void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
-/* Attach prog_fd in a->mode (said on failure); *own_qdisc: tbctl made the
- * clsact qdisc. -errno on failure. */
-int hook_program(const struct cmd_args *a, int ifindex, int prog_fd, bool replace, bool *own_qdisc);
+/* Attach prog_fd to dev (ifindex) in mode (said on failure); *own_qdisc:
+ * tbctl made the clsact qdisc. -errno on failure. */
+int hook_program(const char *dev, int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc);
 /* Where the kernel has multi-buffer XDP, let XDP program xdp (not loaded
  * yet) take frames of more than one buffer, and say so: its caller then
  * sets tb_xdp_frags, so that such a frame is charged whole. */
 bool hook_xdp_frags(struct bpf_program *xdp);
 /* tbctl's programs on ifindex in any mode, into h[4]; how many. */
 int hooked_anywhere(int ifindex, struct hooked *h);
+/* Whether program id, which uses a device's pins, is on ifindex here, now
+ * named name: the device renamed. */
+bool renamed_to(__u32 ifindex, __u32 id, char *name);
 /* The id of the program on the hook cfg names, 0 when none of tbctl's is
  * there or dev is not cfg's device in this network namespace. */
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);

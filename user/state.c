@@ -928,3 +928,22 @@ int buckets_clear(const struct tb_maps *m)
 {
 	return array_zero(m->buckets);
 }
+
+bool state_pinned(const char *dev)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	return !stat(dir, &st);
+}
+
+bool state_unfinished(const char *dev)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/config", dir);
+	return !stat(dir, &st) && stat(path, &st) && errno == ENOENT;
+}

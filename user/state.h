@@ -54,6 +54,11 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs);
  * the last pin an attach makes. 0 or -errno. */
 int state_pin_config(const char *dev, struct tb *skel);
 void state_dir(const char *dev, char *buf, size_t len);
+/* Whether dev has a pin directory. */
+bool state_pinned(const char *dev);
+/* A pin directory without a config pin: what an attach killed while it
+ * pinned its maps leaves. */
+bool state_unfinished(const char *dev);
 /* The clock the datapath reads (bpf_ktime_get_ns), in ns. */
 __u64 state_now_ns(void);
 /* fn for every device with pins under TB_PIN_ROOT; the results or'ed. */

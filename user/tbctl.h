@@ -5,6 +5,7 @@
 #define TBCTL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <net/if.h>
 #include "caps.h"
 #include "prefix.h"
@@ -80,14 +81,23 @@ int parse_count(const char *cmd, const char *what, const char *v, __u32 min, __u
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Pick value among choices (exact match); -1 after reporting. */
 int choose(const char *cmd, const char *what, const char *value, const char *const *choices);
+/* Words a line of a -batch or apply file may have. */
+#define LINE_MAX_WORDS 64
+/* Split a line of a file into at most max words, in place, from its
+ * first '#' on a comment; -1 when it has more. */
+int words_split(char *line, char **argv, int max);
 
 /* Mount bpffs if needed and, when lock, take dev's lock (held until
  * exit); reports and returns 1 on error. */
 int device_lock(const char *cmd, const char *dev, bool lock);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */
+/* dispatch.c: the command argv names, parsed; its capabilities checked
+ * (said when lacking); run. */
 int parse_command(int argc, char **argv, struct cmd_args *a);
 int require_caps(const struct cmd_args *a);
 int run_command(const struct cmd_args *a);
+/* Every command's usage (JSON under -j). */
+void usage(FILE *f);
 /* -batch FILE (- for stdin); batch.c. */
 int run_batch(const char *path);
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
