@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tb.skel.h"
@@ -165,6 +166,7 @@ static int run_attach(const struct cmd_args *args)
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
 	struct upgrade_moves moves;
+	struct utsname un = {};
 	bool existing, upgrading, own_qdisc = false, new_fq = false, abandon = false;
 	struct tb *skel = NULL;
 	int ifindex, err, prog_fd, pins;
@@ -173,6 +175,11 @@ static int run_attach(const struct cmd_args *args)
 	ifindex = if_nametoindex(a->dev);
 	if (!ifindex) {
 		out_error("attach dev %s: no such device", a->dev);
+		return 1;
+	}
+	if (uname(&un) || !hook_order_holds(un.machine)) {
+		out_error("attach dev %s: tbctl's programs need x86's memory order (stores seen, and loads made, "
+			  "in program order), and this machine is %s", a->dev, un.machine);
 		return 1;
 	}
 	if (device_lock("attach", a->dev, true))

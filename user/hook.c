@@ -82,6 +82,13 @@ __u32 prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+bool hook_order_holds(const char *machine)
+{
+	return !strcmp(machine, "x86_64") ||
+	       (strlen(machine) == 4 && machine[0] == 'i' && !strcmp(machine + 2, "86") && machine[1] >= '3' &&
+		machine[1] <= '6');
+}
+
 bool prog_uses(__u32 prog_id, int fd)
 {
 	struct bpf_map_info mi = {};

@@ -20,6 +20,7 @@ static void observe(const volatile void *at);
 #define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
 #include "table.h"
+#include "hook.h"
 #include "../check.h"
 
 /* A key store of the watched way must come after its bucket's step: the
@@ -208,6 +209,18 @@ static void a_spend_on_a_way_given_away_fails(void)
 	CHECK_EQ(s.b[1].credit & 0xffffffffULL, 1000, "the new address's credit is whole");
 }
 
+/* attach refuses a machine whose memory order the protocols above do
+ * not hold on (user/hook.c). */
+static void order_holds_on_x86_only(void)
+{
+	CHECK(hook_order_holds("x86_64"), "x86_64");
+	CHECK(hook_order_holds("i686") && hook_order_holds("i386"), "i386 to i686");
+	CHECK(!hook_order_holds("aarch64"), "not aarch64");
+	CHECK(!hook_order_holds("riscv64") && !hook_order_holds("ppc64le") && !hook_order_holds("s390x"),
+	      "not riscv64, ppc64le, s390x");
+	CHECK(!hook_order_holds("i786") && !hook_order_holds("ia64") && !hook_order_holds(""), "not i786, ia64, none");
+}
+
 TEST_LIST(
 	T(nonzero_is_one_for_any_set_bit),
 	T(finds_each_address_in_its_way_only),
@@ -215,6 +228,7 @@ TEST_LIST(
 	T(a_way_changes_hands_key_last),
 	T(credit_keeps_its_tag),
 	T(a_spend_on_a_way_given_away_fails),
+	T(order_holds_on_x86_only),
 );
 
 int main(int argc, char **argv)
