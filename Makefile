@@ -26,7 +26,7 @@ DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl
 
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
-	   user/hook.c
+	   user/hook.c user/snapshot.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c user/dispatch.c user/keywords.c \
 	     user/attached.c user/cmd_status.c

@@ -135,7 +135,7 @@ static __always_inline __u64 tb_unspend(const struct tb_level *l, __u64 now,
  * takes the lock. Never 0 otherwise: other is at least 1. The tag stays. */
 static __always_inline __u64 tb_credit_spend(__u64 w, __u64 units, __u64 other)
 {
-	if ((w & 0xffffffffULL) < units || (w >> 32 & TB_CREDIT_COUNT_MAX) + other > TB_CREDIT_COUNT_MAX)
+	if (tb_credit_unspent(w) < units || (w >> 32 & TB_CREDIT_COUNT_MAX) + other > TB_CREDIT_COUNT_MAX)
 		return 0;
 	return w - units + (other << 32);
 }

@@ -77,14 +77,14 @@ static __always_inline void tb_take(struct tb_bucket *nb, struct tb_bucket *ob)
 
 		nb->c.passed_packets = __sync_lock_test_and_set(&ob->c.passed_packets, 0);
 		nb->c.passed_bytes = __sync_lock_test_and_set(&ob->c.passed_bytes, 0);
-		nb->credit = old & 0xffffffffULL;
+		nb->credit = tb_credit_unspent(old);
 		nb->credit_granted = old >> 32;
 		nb->credit_from = nb->credit;
 	} else if (tb_prev_credit == TB_PREV_CREDIT_COUNTED) {
 		/* Granted and counted from under the lock held here, with a
 		 * 32-bit count and no tag: what it admitted goes into the
 		 * counters, and its unspent part carries, counted from. */
-		__u64 old = __sync_lock_test_and_set(&ob->credit, 0), unspent = old & 0xffffffffULL;
+		__u64 old = __sync_lock_test_and_set(&ob->credit, 0), unspent = tb_credit_unspent(old);
 		__u64 units = ob->credit_granted && ob->credit_from > unspent ? ob->credit_from - unspent : 0;
 
 		nb->c.passed_packets += nb->cost == TB_COST_PACKETS ? units : old >> 32;

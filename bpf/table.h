@@ -6,12 +6,12 @@
  * Ways are found without the lock and changed only under it. A way
  * changes hands in three steps, in program order: its key is cleared,
  * its bucket written (a bumped tag, and a credit word carrying it), its
- * key set. A reader that compares the key before and after reading the
- * bucket has read that address's bucket: seeing the address's key after
- * the reads means the clearing, which comes before any write of the next
- * bucket, had not reached it. This rests on stores becoming visible, and
- * loads being made, in program order, as on x86; barrier() only stops
- * the compiler. */
+ * key set. A reader that reads the tag first, then the bucket, then
+ * finds the address's key and the same tag has read that address's
+ * bucket: a clearing that reached it would have come with a new tag by
+ * the time the key is the address's again. This rests on stores becoming
+ * visible, and loads being made, in program order, as on x86 (attach
+ * refuses other machines); barrier() only stops the compiler. */
 #ifndef TB_TABLE_H
 #define TB_TABLE_H
 
@@ -78,11 +78,23 @@ static __always_inline int tb_way_find(const struct tb_set *s, const struct tb_a
 	return found ? (int)(at & (TB_WAYS - 1)) : -1;
 }
 
-/* After reading way w's bucket without the lock: whether it was k's. */
-static __always_inline int tb_way_holds(const struct tb_set *s, int w, const struct tb_addr *k)
+/* The tag of way w's bucket, read before the rest of it without the lock. */
+static __always_inline __u8 tb_way_tag(const struct tb_set *s, int w)
+{
+	__u8 tag = READ_ONCE(s->b[w & (TB_WAYS - 1)].tag);
+
+	barrier();
+	return tag;
+}
+
+/* After reading way w's bucket without the lock, its tag first: whether
+ * all of it was k's. The key alone could be k's again after the way went
+ * to another address and back (K, K', K) between the reads, which the
+ * tag, bumped at each hand-over, shows. */
+static __always_inline int tb_way_holds(const struct tb_set *s, int w, const struct tb_addr *k, __u8 tag)
 {
 	barrier();
-	return tb_key_is(&s->key[w & (TB_WAYS - 1)], k);
+	return tb_key_is(&s->key[w & (TB_WAYS - 1)], k) && READ_ONCE(s->b[w & (TB_WAYS - 1)].tag) == tag;
 }
 
 static __always_inline int tb_way_free(const struct tb_set *s, int i)
@@ -110,7 +122,7 @@ static __always_inline int tb_way_victim(const struct tb_set *s, __u32 ways)
 		const struct tb_bucket *b = &s->b[i];
 		__u64 used = tb_nonzero(a[0] | a[1]);
 		__u64 many = tb_nonzero((b->c.passed_packets + b->c.dropped_packets + b->c.monitored_packets) >> 1) |
-			     tb_nonzero(b->credit_granted - (b->credit & 0xffffffffULL));
+			     tb_nonzero(b->credit_granted - tb_credit_unspent(b->credit));
 		__u64 score = used * (1 + (b->lvl.last_ns >> 2) + (many << 61));
 		/* Scores stay below 2^62, so the difference's sign bit is
 		 * whether score < best. */

@@ -99,8 +99,8 @@ static long zero_counters(struct bpf_map *map, const __u32 *si, struct tb_set *s
 			 * the lock held here. */
 			__u64 w = __sync_lock_test_and_set(&b->credit, 0);
 
-			b->credit_from = w & 0xffffffffULL;
-			WRITE_ONCE(b->credit, (w >> TB_CREDIT_TAG_SHIFT << TB_CREDIT_TAG_SHIFT) | (w & 0xffffffffULL));
+			b->credit_from = tb_credit_unspent(w);
+			WRITE_ONCE(b->credit, (w >> TB_CREDIT_TAG_SHIFT << TB_CREDIT_TAG_SHIFT) | tb_credit_unspent(w));
 		}
 	}
 	bpf_spin_unlock(&lk->lock);

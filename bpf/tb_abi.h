@@ -95,7 +95,7 @@ struct tb_rate {
 #define TB_MARK_DROP_SHIFT 1
 /* A bucket above its early range sets 1/2^TB_CREDIT_SHIFT of its burst
  * aside as credit (bucket.h, tb_credit_fits), from which packets are
- * admitted with one compare-and-swap instead of the lock (policy.h). */
+ * admitted with one compare-and-swap instead of the lock (credit.h). */
 #define TB_CREDIT_SHIFT 6
 
 /* rules[] value. A published rule is never written again: a change goes
@@ -146,14 +146,31 @@ static inline __attribute__((always_inline)) void tb_counters_add(struct tb_coun
 	to->monitored_bytes += c->monitored_bytes;
 }
 
-/* buckets (LRU hash) value, keyed by struct tb_addr. */
+/* Count a packet of pkts segments and len bytes as passed, as monitored
+ * (over the limit, passed by a monitor rule) or as dropped. */
+static inline __attribute__((always_inline)) void tb_counters_count(struct tb_counters *c, int passed,
+								    int monitor, __u64 len, __u32 pkts)
+{
+	if (passed) {
+		c->passed_packets += pkts;
+		c->passed_bytes += len;
+	} else if (monitor) {
+		c->monitored_packets += pkts;
+		c->monitored_bytes += len;
+	} else {
+		c->dropped_packets += pkts;
+		c->dropped_bytes += len;
+	}
+}
+
+/* A per-address bucket: the value of a way of the table (struct tb_set). */
 struct tb_bucket {
 	struct tb_level lvl;
 	/* At most the instant the level was last empty, under the cached
 	 * rule (0: unknown). Written under the lock when a packet is tail
 	 * dropped and cleared when the rule changes; read without the lock,
 	 * it lets a packet that certainly cannot be paid be dropped with no
-	 * write to the bucket (policy.h). One word, so never read torn. */
+	 * write to the bucket (policy.h, tb_denied_by_bound). One word, so never read torn. */
 	__u64 empty_ns;
 	__u32 gen;      /* tb_config.gen when rule was resolved */
 	__u16 rule;     /* cached rules[] index */
@@ -164,7 +181,7 @@ struct tb_bucket {
 	__u8 tag;
 	struct tb_counters c;
 	/* Credit: units set aside from lvl for packets admitted without the
-	 * lock (policy.h), as tag << 56 | count << 32 | unspent, where count
+	 * lock (credit.h), as tag << 56 | count << 32 | unspent, where count
 	 * (24 bits) is what the credit admitted in the other measure:
 	 * packets when the bucket charges bytes, bytes when it charges
 	 * packets. Spent by compare-and-swap, which also counts, so an
@@ -184,6 +201,13 @@ struct tb_bucket {
 
 #define TB_CREDIT_COUNT_MAX 0xffffffULL
 #define TB_CREDIT_TAG_SHIFT 56
+#define TB_CREDIT_UNSPENT_MAX 0xffffffffULL
+
+/* The unspent units of credit word w. */
+static inline __attribute__((always_inline)) __u64 tb_credit_unspent(__u64 w)
+{
+	return w & TB_CREDIT_UNSPENT_MAX;
+}
 
 /* What the credit word w of bucket b admitted that its counters do not
  * hold yet: added to them when the credit is taken back, and by tbctl
@@ -192,7 +216,7 @@ struct tb_bucket {
 static inline __attribute__((always_inline)) void tb_credit_counted(const struct tb_bucket *b,
 								    __u64 w, struct tb_counters *c)
 {
-	__u64 unspent = w & 0xffffffffULL, other = w >> 32 & TB_CREDIT_COUNT_MAX;
+	__u64 unspent = tb_credit_unspent(w), other = w >> 32 & TB_CREDIT_COUNT_MAX;
 	__u64 units = b->credit_granted && b->credit_from > unspent ? b->credit_from - unspent : 0;
 
 	c->passed_packets += b->cost == TB_COST_PACKETS ? units : other;
@@ -329,7 +353,7 @@ struct tb_passslot {
  * with the terms of the rule it was computed under. While the rule-set
  * generation is still gen, a packet of addr that this bound already
  * shows cannot be paid is dropped (or, monitor, counted) without looking
- * up the bucket at all (policy.h). An older bound is still a bound: the
+ * up the bucket at all (policy.h, tb_denied_by_copy). An older bound is still a bound: the
  * level only refills at the rate after it, a re-created bucket starts
  * from what its evicted one owed (owed[]), and anything else that would
  * refill a bucket changes the generation. Same slot as dropcache's. */
@@ -394,7 +418,7 @@ static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u8 stripes, __u32 
  * re-created after the table evicted it starts from there instead of full,
  * so eviction hands out no burst that the address has not earned. The slot
  * count is a power of two, at least TB_LOCK_STRIPES, and addresses that
- * share a slot share a lock stripe (policy.h). */
+ * share a slot share a lock stripe (place.h). */
 #define TB_OWED_MIN_SHIFT 10
 
 struct tb_lpm_v4 {

@@ -11,6 +11,7 @@
 #include "tb.skel.h"
 #include "heap.h"
 #include "output.h"
+#include "snapshot.h"
 #include "state.h"
 #include "tbctl.h"
 #include "units.h"
@@ -30,9 +31,8 @@ struct row {
 struct show {
 	const struct cmd_args *a;
 	const struct tb_maps *m;
-	__u32 gen;
 	__u64 now;
-	struct tb_pending pending;      /* drops not yet in the buckets' counters */
+	struct snapshot sn;
 	bool stream;
 	struct json_stream js;
 	struct row *v;                  /* kept rows: a heap of a->top, or all */
@@ -88,13 +88,11 @@ static int emit(struct show *sh, const struct row *r)
 	return 0;
 }
 
-static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, void *ctx)
+static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
 {
-	struct show *sh = ctx;
-	struct row r = { .addr = *a, .rule = ruleset_rule_of(&rs, sh->m, a, b, sh->gen), .b = *b };
-	int err = pending_add(sh->m, &sh->pending, a, &r.b);
+	struct row r = { .addr = *a, .rule = rule, .b = *b };
 
-	return err ? err : emit(sh, &r);
+	return emit(ctx, &r);
 }
 
 static int emit_shared(struct show *sh, int id)
@@ -180,12 +178,11 @@ static int find_one(struct show *sh, struct row *r)
 	int id;
 
 	memset(r, 0, sizeof(*r));
-	if (!bucket_get(sh->m, &sh->pending.cfg, &a->addr, &r->b)) {
-		r->addr = a->addr;
-		r->rule = ruleset_rule_of(&rs, sh->m, &a->addr, &r->b, sh->gen);
-		return pending_add(sh->m, &sh->pending, &a->addr, &r->b);
-	}
-	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->gen);
+	r->addr = a->addr;
+	id = snapshot_get(&sh->sn, &a->addr, &r->b, &r->rule);
+	if (id != -ENOENT)
+		return id;
+	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
 		addr_format(&a->addr, buf, sizeof(buf));
 		out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
@@ -195,6 +192,7 @@ static int find_one(struct show *sh, struct row *r)
 	slot = rs.rules[id].shared;
 	if (bpf_map_lookup_elem_flags(sh->m->shared, &slot, &v, BPF_F_LOCK))
 		return -errno;
+	memset(r, 0, sizeof(*r));
 	r->rule = id;
 	r->shared = true;
 	r->b = v.b;
@@ -203,7 +201,7 @@ static int find_one(struct show *sh, struct row *r)
 
 static int show_rows(struct show *sh)
 {
-	int err = buckets_foreach(sh->m, emit_address, sh);
+	int err = snapshot_foreach(&sh->sn, emit_address, sh);
 
 	for (int i = 0; i < TB_MAX_RULES && !err; i++)
 		if (rs.rules[i].in_use && rs.rules[i].scope == TB_SCOPE_SHARED)
@@ -216,7 +214,6 @@ static int show_rows(struct show *sh)
 static int run_show(const struct cmd_args *a)
 {
 	struct show sh = { .a = a, .stream = !a->top && !a->has_sort };
-	struct tb_config cfg;
 	struct tb_maps m;
 	struct row one;
 	int err;
@@ -224,13 +221,7 @@ static int run_show(const struct cmd_args *a)
 	if (open_attached_ro("show", a->dev, &m))
 		return 1;
 	sh.m = &m;
-	err = state_read_config(&m, &cfg);
-	if (!err)
-		err = ruleset_read(&rs, &m);
-	/* Before the buckets: which addresses the caches hold counts of. */
-	if (!err)
-		err = pending_read(&m, &cfg, &sh.pending);
-	sh.gen = cfg.gen;
+	err = snapshot_begin(&sh.sn, &m, &rs);
 	sh.now = state_now_ns();
 	sort_key = a->sort;
 	if (!err && a->has_addr)
@@ -253,7 +244,7 @@ static int run_show(const struct cmd_args *a)
 			out_json_end(&sh.js);
 	}
 	maps_close(&m);
-	pending_free(&sh.pending);
+	snapshot_end(&sh.sn);
 	free(sh.v);
 	if (err < 0)
 		out_error("show dev %s: read rules and buckets: %s", a->dev, strerror(-err));

@@ -15,6 +15,7 @@
 #include <curses.h>
 #include <bpf/bpf.h>
 #include "output.h"
+#include "snapshot.h"
 #include "state.h"
 #include "tbctl.h"
 #include "units.h"
@@ -35,15 +36,12 @@ struct top_row {
 	double passed_bps, passed_pps, dropped_bps, dropped_pps, share;
 };
 
-struct snapshot {
+struct frame {
 	struct top_row *v;
 	size_t n, cap;
 	struct tb_stats st;
 	__u64 now;
 	struct ruleset *rs;
-	const struct tb_maps *m;
-	struct tb_pending pending;
-	__u32 gen;
 };
 
 static int parse_top(int argc, char **argv, struct cmd_args *a)
@@ -91,15 +89,11 @@ static int parse_top(int argc, char **argv, struct cmd_args *a)
 	return a->has_dev ? 0 : usage_error("top", "missing \"dev DEV\"");
 }
 
-static int add_row(const struct tb_addr *a, const struct tb_bucket *read, void *ctx)
+static int add_row(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
 {
-	struct snapshot *s = ctx;
-	struct tb_bucket bk = *read, *b = &bk;
+	struct frame *s = ctx;
 	struct top_row *r;
-	int err = pending_add(s->m, &s->pending, a, b);
 
-	if (err)
-		return err;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 1024;
 		struct top_row *v = realloc(s->v, cap * sizeof(*v));
@@ -113,7 +107,7 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *read, void *
 	memset(r, 0, sizeof(*r));
 	r->addr = *a;
 	r->c = b->c;
-	r->rule = ruleset_rule_of(s->rs, s->m, a, b, s->gen);
+	r->rule = rule;
 	if (r->rule >= 0) {
 		const struct tb_rule *rule = &s->rs->rules[r->rule];
 
@@ -128,30 +122,23 @@ static int by_addr(const void *x, const void *y)
 }
 
 /* The device as it is now; rows sorted by address, for the next diff. */
-static int take(const char *dev, struct snapshot *s)
+static int take(const char *dev, struct frame *s)
 {
-	struct tb_config cfg;
+	struct snapshot sn;
 	struct tb_maps m;
 	int err = state_open(dev, &m);
 
 	if (err)
 		return err;
 	s->n = 0;
-	s->m = &m;
-	err = state_read_config(&m, &cfg);
-	s->gen = cfg.gen;
-	if (!err)
-		err = ruleset_read(s->rs, &m);
-	if (!err)
-		err = pending_read(&m, &cfg, &s->pending);
+	err = snapshot_begin(&sn, &m, s->rs);
 	if (!err)
 		err = stats_sum(&m, &s->st);
 	s->now = state_now_ns();
 	if (!err)
-		err = buckets_foreach(&m, add_row, s);
-	pending_free(&s->pending);
+		err = snapshot_foreach(&sn, add_row, s);
+	snapshot_end(&sn);
 	maps_close(&m);
-	s->m = NULL;
 	if (!err && s->n)
 		qsort(s->v, s->n, sizeof(*s->v), by_addr);
 	return err;
@@ -166,7 +153,7 @@ static void count_from(struct tb_counters *prev, const struct tb_counters *cur)
 }
 
 /* Rates of cur's rows against prev (an address new since counts from 0). */
-static void rates(struct snapshot *cur, const struct snapshot *prev)
+static void rates(struct frame *cur, const struct frame *prev)
 {
 	double secs = (cur->now - prev->now) / 1e9;
 	size_t j = 0;
@@ -217,7 +204,7 @@ static void rate_text(double bps, char *buf, size_t len)
 	format_rate((__u64)(bps / 8 + 0.5), 0, buf, len);
 }
 
-static void rule_text(const struct snapshot *s, int id, char *buf, size_t len)
+static void rule_text(const struct frame *s, int id, char *buf, size_t len)
 {
 	if (id < 0)
 		snprintf(buf, len, "-");
@@ -229,7 +216,7 @@ struct totals {
 	double passed_bps, passed_pps, dropped_bps, dropped_pps;
 };
 
-static struct totals totals_of(const struct snapshot *cur, const struct snapshot *prev)
+static struct totals totals_of(const struct frame *cur, const struct frame *prev)
 {
 	double secs = (cur->now - prev->now) / 1e9;
 	struct tb_counters p = prev->st.c;
@@ -244,7 +231,7 @@ static struct totals totals_of(const struct snapshot *cur, const struct snapshot
 }
 
 /* One refresh as text: to a window (ncurses) or to stdout. */
-static void print_text(const char *dev, const struct snapshot *s, const struct totals *t, size_t rows,
+static void print_text(const char *dev, const struct frame *s, const struct totals *t, size_t rows,
 		       int (*line)(const char *fmt, ...))
 {
 	char a[64], b[64], c[64], d[64];
@@ -267,7 +254,7 @@ static void print_text(const char *dev, const struct snapshot *s, const struct t
 	}
 }
 
-static void print_json(const char *dev, const struct snapshot *s, const struct totals *t, size_t rows)
+static void print_json(const char *dev, const struct frame *s, const struct totals *t, size_t rows)
 {
 	struct json_object *o = json_object_new_object(), *tot = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
@@ -356,7 +343,7 @@ static int wait_keys(bool screen, unsigned int ms)
 
 static int run_top(const struct cmd_args *a)
 {
-	struct snapshot snap[2] = {};
+	struct frame snap[2] = {};
 	bool screen = !out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	unsigned int shown = 0;
 	int err, cur = 0;
@@ -380,7 +367,7 @@ static int run_top(const struct cmd_args *a)
 		curs_set(0);
 	}
 	while (!a->top_count || shown < a->top_count) {
-		struct snapshot *s = &snap[!cur], *prev = &snap[cur];
+		struct frame *s = &snap[!cur], *prev = &snap[cur];
 		struct totals t;
 		size_t rows = a->top ? a->top : screen ? (size_t)(LINES > 3 ? LINES - 3 : 1) : 20;
 

@@ -17,6 +17,7 @@
 #include "hook.h"
 #include "metrics.h"
 #include "ruleset.h"
+#include "snapshot.h"
 #include "state.h"
 #include "tbctl.h"
 
@@ -44,8 +45,6 @@ struct dev_read {
 	__u64 tracked;
 	struct ruleset *rs;
 	struct rule_sum *sum;           /* [TB_MAX_RULES] */
-	struct tb_pending pending;
-	const struct tb_maps *m;
 	struct top_row *top;            /* heap.h, top_n at most */
 	size_t ntop, top_n;
 };
@@ -116,17 +115,11 @@ static int by_dropped_desc(const void *x, const void *y)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static int read_bucket(const struct tb_addr *a, const struct tb_bucket *read, void *ctx)
+static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
 {
 	struct dev_read *d = ctx;
-	struct tb_bucket bk = *read, *b = &bk;
-	struct top_row r = { .addr = *a };
-	int err = pending_add(d->m, &d->pending, a, b);
+	struct top_row r = { .addr = *a, .c = b->c, .rule = rule };
 
-	if (err)
-		return err;
-	r.c = b->c;
-	r.rule = ruleset_rule_of(d->rs, d->m, a, b, d->cfg.gen);
 	d->tracked++;
 	if (r.rule >= 0) {
 		tb_counters_add(&d->sum[r.rule].c, &r.c);
@@ -141,30 +134,29 @@ static int read_bucket(const struct tb_addr *a, const struct tb_bucket *read, vo
  * not attached) when there are no pins, or another build's. */
 static int read_dev(struct dev_read *d)
 {
+	struct snapshot sn;
 	struct tb_maps m;
 	int err = state_open(d->dev, &m);
 	bool moved;
 
 	if (err)
 		return err == -ENOENT || err == -EPROTO || err == -ESTALE ? 0 : err;
-	d->m = &m;
+	memset(&sn, 0, sizeof(sn));
 	err = state_read_config(&m, &d->cfg);
 	if (!err && !d->cfg.attached)
 		goto out;
 	if (!err)
-		d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
+		err = snapshot_begin(&sn, &m, d->rs);
 	if (!err)
-		err = ruleset_read(d->rs, &m);
+		d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
 	if (!err) {
 		d->paced = shape_paced(d->dev, &d->cfg, d->rs);
 		err = d->paced < -1 ? d->paced : 0;
 	}
 	if (!err)
-		err = pending_read(&m, &d->cfg, &d->pending);
-	if (!err)
 		err = stats_sum(&m, &d->st);
 	if (!err)
-		err = buckets_foreach(&m, read_bucket, d);
+		err = snapshot_foreach(&sn, read_bucket, d);
 	if (!err && d->ntop)
 		qsort(d->top, d->ntop, sizeof(*d->top), by_dropped_desc);
 	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
@@ -180,7 +172,7 @@ static int read_dev(struct dev_read *d)
 	}
 	d->read = !err;
 out:
-	d->m = NULL;
+	snapshot_end(&sn);
 	maps_close(&m);
 	return err;
 }
@@ -332,7 +324,6 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 			free(d[i].rs);
 			free(d[i].sum);
 			free(d[i].top);
-			pending_free(&d[i].pending);
 		}
 		write_families(out, d, shown);
 		n = shown;
@@ -342,7 +333,6 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 		free(d[i].rs);
 		free(d[i].sum);
 		free(d[i].top);
-		pending_free(&d[i].pending);
 	}
 	free(d);
 	return err;

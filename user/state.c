@@ -763,7 +763,7 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 {
 	if (b->cost != rule->cost)
 		return rule->burst;
-	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, b->credit & 0xffffffffULL) / TB_NANO;
+	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, tb_credit_unspent(b->credit)) / TB_NANO;
 }
 
 /* Mark in ctx the epoch a slot still holding counts was counted under. */

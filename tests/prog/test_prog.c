@@ -291,7 +291,7 @@ static struct tb_counters pending_of(const char *addr)
  * set aside from it, unspent. */
 static __u64 held(const struct tb_bucket *b)
 {
-	return b->lvl.tokens + (b->credit_granted ? b->credit & 0xffffffffULL : 0) * TB_NANO;
+	return b->lvl.tokens + (b->credit_granted ? tb_credit_unspent(b->credit) : 0) * TB_NANO;
 }
 
 /* Rewrite address a's way of the table as f does it, in place of the
@@ -1606,7 +1606,7 @@ static void credit_counts_packets_and_resets(void)
 	b = bucket_of(a);
 	CHECK_EQ(b.c.passed_packets, 5, "%s: the 5 counted", a);
 	CHECK_EQ(b.c.passed_bytes, 5000, "%s: 5,000 B", a);
-	CHECK_EQ(raw_bucket_of(a).credit & 0xffffffffULL, 85, "%s: from the credit", a);
+	CHECK_EQ(tb_credit_unspent(raw_bucket_of(a).credit), 85, "%s: from the credit", a);
 	CHECK_EQ(pass_count(xdp_fd, &f, 85, XDP_PASS), 85, "%s: the credit's last 85", a);
 	CHECK_EQ(raw_bucket_of(a).credit & ~TB_CREDIT_TAG_MASK, 90000ULL << 32, "%s: spent, 90 packets' bytes counted in it", a);
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s: a frame under the lock", a);

@@ -406,11 +406,11 @@ static void credit_word_counts_what_it_admits(void)
 	CHECK_EQ(c.passed_packets, 2, "packets admitted: the count");
 	b.credit_from = 500;
 	c = (struct tb_counters){};
-	tb_credit_counted(&b, w & 0xffffffffULL, &c);
+	tb_credit_counted(&b, tb_credit_unspent(w), &c);
 	CHECK(!c.passed_bytes && !c.passed_packets, "after a reset at 500 unspent, nothing counted");
 	b.credit_from = 400;
 	c = (struct tb_counters){};
-	tb_credit_counted(&b, w & 0xffffffffULL, &c);
+	tb_credit_counted(&b, tb_credit_unspent(w), &c);
 	CHECK(!c.passed_bytes, "a word read beside a later grant counts nothing, not a wrapped count");
 	b = (struct tb_bucket){ .cost = TB_COST_PACKETS, .credit_granted = 10, .credit_from = 10 };
 	w = tb_credit_spend(10, 1, 1500);

@@ -87,8 +87,9 @@ static void finds_each_address_in_its_way_only(void)
 	for (int w = 0; w < TB_WAYS; w++) {
 		a = addr(w + 1);
 		CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), w, "address %d", w + 1);
-		CHECK(tb_way_holds(&s, w, &a), "way %d holds it", w);
-		CHECK(!tb_way_holds(&s, (w + 1) % TB_WAYS, &a), "way %d does not", (w + 1) % TB_WAYS);
+		CHECK(tb_way_holds(&s, w, &a, tb_way_tag(&s, w)), "way %d holds it", w);
+		CHECK(!tb_way_holds(&s, (w + 1) % TB_WAYS, &a, tb_way_tag(&s, (w + 1) % TB_WAYS)), "way %d does not",
+		      (w + 1) % TB_WAYS);
 	}
 	a = addr(9);
 	CHECK_EQ(tb_way_find(&s, &a, TB_WAYS), -1, "an address the set lacks");
@@ -179,7 +180,7 @@ static void credit_keeps_its_tag(void)
 	next = tb_credit_spend(w, 300, 1);
 	CHECK_EQ(next >> TB_CREDIT_TAG_SHIFT, 9, "the tag stays");
 	CHECK_EQ(next >> 32 & TB_CREDIT_COUNT_MAX, 1, "one packet counted");
-	CHECK_EQ(next & 0xffffffffULL, 700, "300 spent");
+	CHECK_EQ(tb_credit_unspent(next), 700, "300 spent");
 	tb_credit_counted(&b, next, &c);
 	CHECK_EQ(c.passed_packets, 1, "counted: 1 packet");
 	CHECK_EQ(c.passed_bytes, 300, "counted: 300 B");
@@ -206,7 +207,32 @@ static void a_spend_on_a_way_given_away_fails(void)
 	tb_way_give(&s, 1, &k, &nb);
 	w = __sync_val_compare_and_swap(&s.b[1].credit, seen, tb_credit_spend(seen, 100, 1));
 	CHECK(w != seen, "the swap found another word");
-	CHECK_EQ(s.b[1].credit & 0xffffffffULL, 1000, "the new address's credit is whole");
+	CHECK_EQ(tb_credit_unspent(s.b[1].credit), 1000, "the new address's credit is whole");
+}
+
+/* A reader that read a way's tag and bucket while the way went from K
+ * to K' and back to K finds K's key again, but not the tag it began with:
+ * what it read may mix two buckets, and is refused. */
+static void a_way_handed_back_is_refused(void)
+{
+	struct tb_set s;
+	struct tb_addr k = addr(3), other = addr(30);
+	struct tb_bucket nb = {};
+	__u8 tag;
+
+	fill(&s);
+	tag = tb_way_tag(&s, 2);
+	CHECK(tb_way_holds(&s, 2, &k, tag), "K's, before any hand-over");
+	nb.tag = tb_way_next_tag(&s, 2);
+	tb_way_clear(&s, 2);
+	tb_way_give(&s, 2, &other, &nb);
+	CHECK(!tb_way_holds(&s, 2, &k, tag), "not K's while K' holds it");
+	nb.tag = tb_way_next_tag(&s, 2);
+	tb_way_clear(&s, 2);
+	tb_way_give(&s, 2, &k, &nb);
+	CHECK(tb_key_is(&s.key[2], &k), "K's key again");
+	CHECK(!tb_way_holds(&s, 2, &k, tag), "but refused: the tag moved on twice");
+	CHECK(tb_way_holds(&s, 2, &k, tb_way_tag(&s, 2)), "a read begun after it holds");
 }
 
 /* attach refuses a machine whose memory order the protocols above do
@@ -228,6 +254,7 @@ TEST_LIST(
 	T(a_way_changes_hands_key_last),
 	T(credit_keeps_its_tag),
 	T(a_spend_on_a_way_given_away_fails),
+	T(a_way_handed_back_is_refused),
 	T(order_holds_on_x86_only),
 );
 

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Which rule a packet is charged under, and the terms it sets. */
+#ifndef TB_RULE_H
+#define TB_RULE_H
+
+#include "maps.h"
+#include "charge.h"
+#include "parse.h"
+
+/* Longest-prefix match, falling back to the default rule. */
+static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
+						  const struct tb_addr *a, int cls, __u32 *id)
+{
+	struct tb_rule *rule;
+	__u32 *hit;
+
+	if (cls == TB_CLASS_IPV4) {
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
+
+		hit = bpf_map_lookup_elem(&prefixes_v4, &k);
+	} else {
+		struct tb_lpm_v6 k = { .prefixlen = 128 };
+
+		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
+		hit = bpf_map_lookup_elem(&prefixes_v6, &k);
+	}
+	if (hit)
+		*id = *hit;
+	else if (cfg->default_rule)
+		*id = cfg->default_rule - 1;
+	else
+		return 0;
+	rule = bpf_map_lookup_elem(&rules, id);
+	if (!rule || !rule->in_use)
+		return 0;
+	return rule;
+}
+
+/* Units a packet of pkts segments and len bytes takes in unit cost. */
+static __always_inline __u64 tb_units(__u8 cost, __u64 len, __u32 pkts)
+{
+	return cost == TB_COST_PACKETS ? pkts : len;
+}
+
+static __always_inline __u64 tb_units_of(const struct tb_rule *rule, __u64 len, __u32 pkts)
+{
+	return tb_units(rule->cost, len, pkts);
+}
+
+static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, __u32 pkts,
+					struct tb_terms *t)
+{
+	t->r = rule->r;
+	t->unit = rule->cost;
+	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
+	t->action = rule->action;
+	t->horizon_ns = rule->horizon_ns;
+	t->credit = rule->burst >> TB_CREDIT_SHIFT <= TB_CREDIT_UNSPENT_MAX ? rule->burst >> TB_CREDIT_SHIFT : 0;
+}
+
+/* Whether an empty bucket drops (or, monitor, counts) the packet: all
+ * but shape where departures can wait, whose schedule writes the bucket
+ * whatever it decides. */
+static __always_inline int tb_tail_drops(int action, int can_delay)
+{
+	return action != TB_ACTION_SHAPE || !can_delay;
+}
+
+#endif

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One read of a device's buckets for show, top and the metrics. */
+#include <string.h>
+#include "snapshot.h"
+
+int snapshot_begin(struct snapshot *sn, const struct tb_maps *m, struct ruleset *rs)
+{
+	int err;
+
+	memset(sn, 0, sizeof(*sn));
+	sn->m = m;
+	sn->rs = rs;
+	err = state_read_config(m, &sn->cfg);
+	if (!err)
+		err = ruleset_read(rs, m);
+	/* Before the buckets: which addresses the caches hold counts of. */
+	if (!err)
+		err = pending_read(m, &sn->cfg, &sn->pending);
+	return err;
+}
+
+struct each {
+	struct snapshot *sn;
+	int (*fn)(const struct tb_addr *, const struct tb_bucket *, int, void *);
+	void *ctx;
+};
+
+static int each_bucket(const struct tb_addr *a, const struct tb_bucket *read, void *ctx)
+{
+	struct each *e = ctx;
+	struct tb_bucket b = *read;
+	int err = pending_add(e->sn->m, &e->sn->pending, a, &b);
+
+	if (err)
+		return err;
+	return e->fn(a, &b, ruleset_rule_of(e->sn->rs, e->sn->m, a, &b, e->sn->cfg.gen), e->ctx);
+}
+
+int snapshot_foreach(struct snapshot *sn,
+		     int (*fn)(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx), void *ctx)
+{
+	struct each e = { sn, fn, ctx };
+
+	return buckets_foreach(sn->m, each_bucket, &e);
+}
+
+int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_bucket *b, int *rule)
+{
+	int err = bucket_get(sn->m, &sn->pending.cfg, a, b);
+
+	if (!err)
+		err = pending_add(sn->m, &sn->pending, a, b);
+	if (!err)
+		*rule = ruleset_rule_of(sn->rs, sn->m, a, b, sn->cfg.gen);
+	return err;
+}
+
+void snapshot_end(struct snapshot *sn)
+{
+	pending_free(&sn->pending);
+}

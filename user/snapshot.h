@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A device's per-address buckets as the datapath counts them, for show,
+ * top and the metrics: each with what its CPUs' caches hold for it added
+ * and the rule it is charged under, read in the one order that counts
+ * nothing twice (the rules, the caches, then the table). */
+#ifndef SNAPSHOT_H
+#define SNAPSHOT_H
+
+#include "ruleset.h"
+#include "state.h"
+
+struct snapshot {
+	const struct tb_maps *m;
+	struct ruleset *rs;
+	struct tb_config cfg;
+	struct tb_pending pending;
+};
+
+/* Read m's config, its rules into rs, and where the caches hold counts.
+ * snapshot_end frees what it read, begun or not. */
+int snapshot_begin(struct snapshot *sn, const struct tb_maps *m, struct ruleset *rs);
+/* fn for every per-address bucket, its pending counts added, with the
+ * rules[] slot it is charged under (-1: none); stops when fn returns
+ * non-zero. 0, or -errno: the reads' or fn's. */
+int snapshot_foreach(struct snapshot *sn,
+		     int (*fn)(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx), void *ctx);
+/* Address a's bucket as snapshot_foreach gives it, and its rule: 0,
+ * -ENOENT when the table holds none, or -errno. */
+int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_bucket *b, int *rule);
+void snapshot_end(struct snapshot *sn);
+
+#endif
