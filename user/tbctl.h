@@ -87,10 +87,6 @@ int choose(const char *cmd, const char *what, const char *value, const char *con
  * first '#' on a comment; -1 when it has more. */
 int words_split(char *line, char **argv, int max);
 
-/* Mount bpffs if needed and, when lock, take dev's lock (held until
- * exit); reports and returns 1 on error. */
-int device_lock(const char *cmd, const char *dev, bool lock);
-/* Open dev's pinned state under its lock; reports and returns 1 on error. */
 /* dispatch.c: the command argv names, parsed; its capabilities checked
  * (said when lacking); run. */
 int parse_command(int argc, char **argv, struct cmd_args *a);
@@ -100,6 +96,11 @@ int run_command(const struct cmd_args *a);
 void usage(FILE *f);
 /* -batch FILE (- for stdin); batch.c. */
 int run_batch(const char *path);
+
+/* attached.c. Mount bpffs if needed and, when lock, take dev's lock
+ * (held until exit); reports and returns 1 on error. */
+int device_lock(const char *cmd, const char *dev, bool lock);
+/* Open dev's pinned state under its lock; reports and returns 1 on error. */
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
 /* The same for a command that only reads: it takes no lock, so it never
  * waits for a writer, nor holds one up. */
