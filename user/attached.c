@@ -13,7 +13,7 @@ int device_lock(const char *cmd, const char *dev, bool lock)
 	int err = bpffs_ensure(), fd;
 
 	if (err) {
-		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, strerror(-err));
+		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, bpffs_error(err));
 		return 1;
 	}
 	fd = lock ? state_lock(dev) : 0;

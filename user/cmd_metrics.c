@@ -72,7 +72,7 @@ static int run_metrics(const struct cmd_args *a)
 	int err = bpffs_ensure();
 
 	if (err) {
-		out_error("metrics: bpffs unavailable at %s: %s", TB_BPFFS, strerror(-err));
+		out_error("metrics: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
 		return 1;
 	}
 	err = metrics_write(stdout, a->devs, a->ndevs, a->top);
@@ -193,7 +193,7 @@ static int run_exporter(const struct cmd_args *a)
 	int sig, err = bpffs_ensure();
 
 	if (err) {
-		out_error("exporter: bpffs unavailable at %s: %s", TB_BPFFS, strerror(-err));
+		out_error("exporter: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
 		return 1;
 	}
 	snprintf(listen, sizeof(listen), "%s", a->listen ? a->listen : ":" EXPORTER_PORT);

@@ -196,10 +196,10 @@ static int parse_status(int argc, char **argv, struct cmd_args *a)
 static int run_status(const struct cmd_args *a)
 {
 	struct status_ctx sc = { .listed = !a->has_dev };
-	int err = 0;
+	int err = bpffs_ensure();
 
-	if (bpffs_ensure()) {
-		out_error("status: bpffs unavailable at %s", TB_BPFFS);
+	if (err) {
+		out_error("status: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
 		return 1;
 	}
 	/* Built only for -j: text goes out as it is made. */

@@ -70,6 +70,11 @@ int bpffs_ensure(void)
 	return 0;
 }
 
+const char *bpffs_error(int err)
+{
+	return err == -EPERM ? "not mounted, and mounting it takes CAP_SYS_ADMIN" : strerror(-err);
+}
+
 __u64 state_now_ns(void)
 {
 	struct timespec ts;

@@ -46,6 +46,8 @@ void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
 void maps_from_skel(const struct tb *skel, struct tb_maps *m);
 void maps_close(struct tb_maps *m);
 int bpffs_ensure(void);
+/* What bpffs_ensure's error err means, for a message. */
+const char *bpffs_error(int err);
 /* The BPF object (opened, not loaded) with its maps bound to dev's pins,
  * which a load reuses when they exist and creates when not; the table and
  * owed[] sized for max_addrs. */

@@ -32,6 +32,13 @@ refused() {
 quiet() { "$@" >/dev/null; }
 attached() { [[ $(tb -j status dev "$DEV_R" | jq -r ".[0].attached") == true ]]; }
 
+# Where bpffs is not mounted (a mount namespace of its own, a directory
+# in its place), mounting it takes CAP_SYS_ADMIN, which the error names.
+err=$(unshare -m bash -c "mount -t tmpfs none /sys/fs && mkdir /sys/fs/bpf &&
+	exec nsenter --net=/var/run/netns/$NS_R setpriv --bounding-set=-all,+bpf --inh-caps=-all $TBCTL stats dev $DEV_R" 2>&1)
+check "bpffs not mounted, without CAP_SYS_ADMIN: says mounting it takes that ($err)" \
+	grep -qF "stats dev $DEV_R: bpffs unavailable at /sys/fs/bpf: not mounted, and mounting it takes CAP_SYS_ADMIN" <<<"$err"
+
 for cap in bpf perfmon net_admin sys_admin; do
 	check "attach without CAP_${cap^^} is refused, naming it" refused $HOOK $cap attach dev "$DEV_R"
 	check "  and pins nothing" bash -c "! ls /sys/fs/bpf/tbctl/$DEV_R >/dev/null 2>&1"
