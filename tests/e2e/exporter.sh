@@ -51,7 +51,7 @@ n=$(held)
 check "the server keeps $n of its $HOLD connections open: at most $PER_CLIENT" [ "$n" -le $PER_CLIENT ]
 check "and at least one: the requests did reach it" [ "$n" -ge 1 ]
 ok=0
-for i in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	scrape_from_other | grep -q "$METRIC" && ok=$((ok + 1))
 done
 check "5 of 5 scrapes from another address succeed meanwhile ($ok)" [ $ok = 5 ]

@@ -57,6 +57,7 @@ check "metrics with CAP_BPF alone: the device is attached" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R setpriv --bounding-set=-all,$READ --inh-caps=-all $TBCTL metrics dev $DEV_R |
 		grep -qx 'tbctl_device_attached{dev=\"$DEV_R\"} 1'"
 for c in "show dev $DEV_R" "stats dev $DEV_R" "save dev $DEV_R" "top dev $DEV_R -n 1"; do
+	# shellcheck disable=SC2086 # a command and its words
 	check "$c with CAP_BPF alone" quiet as $READ $c
 done
 as $READ save dev "$DEV_R" >"$tmp/saved"
@@ -96,6 +97,7 @@ expand() {
 	local w
 	for w in "$@"; do
 		if [[ $w == @* ]]; then
+			# shellcheck disable=SC2046 # one name a line
 			expand $(systemd-analyze syscall-filter "$w" | sed -n '2,$p' | grep -v '^ *#' | tr -d ' ')
 		else
 			echo "$w"
@@ -106,6 +108,7 @@ expand() {
 allowed() {
 	local allow=() deny=() l
 	while IFS= read -r l; do
+		# shellcheck disable=SC2206 # a filter line lists names
 		if [[ $l == '~'* ]]; then deny+=(${l#\~}); else allow+=($l); fi
 	done < <(sed -n 's/^SystemCallFilter=//p' "$1")
 	sort -u <(expand "${allow[@]}") >"$tmp/allow"
