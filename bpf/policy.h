@@ -102,7 +102,7 @@ struct tb_seen {
 	struct tb_denyslot *d;  /* this CPU's copy of the bound, slot ci */
 	__u32 id;               /* rule's rules[] slot */
 	__u32 gen;              /* the rule-set generation the packet is decided under */
-	__u32 ci;
+	__u32 ci;               /* key's dropcache and denycache slot */
 	int w;                  /* b's way */
 	__u8 tag;               /* its tag when first read: the reads hold while it does */
 };

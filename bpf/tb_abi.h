@@ -170,7 +170,8 @@ struct tb_bucket {
 	 * rule (0: unknown). Written under the lock when a packet is tail
 	 * dropped and cleared when the rule changes; read without the lock,
 	 * it lets a packet that certainly cannot be paid be dropped with no
-	 * write to the bucket (policy.h, tb_denied_by_bound). One word, so never read torn. */
+	 * write to the bucket (policy.h, tb_denied_by_bound). One word, so
+	 * never read torn. */
 	__u64 empty_ns;
 	__u32 gen;      /* tb_config.gen when rule was resolved */
 	__u16 rule;     /* cached rules[] index */
@@ -353,10 +354,11 @@ struct tb_passslot {
  * with the terms of the rule it was computed under. While the rule-set
  * generation is still gen, a packet of addr that this bound already
  * shows cannot be paid is dropped (or, monitor, counted) without looking
- * up the bucket at all (policy.h, tb_denied_by_copy). An older bound is still a bound: the
- * level only refills at the rate after it, a re-created bucket starts
- * from what its evicted one owed (owed[]), and anything else that would
- * refill a bucket changes the generation. Same slot as dropcache's. */
+ * up the bucket at all (policy.h, tb_denied_by_copy). An older bound is
+ * still a bound: the level only refills at the rate after it, a
+ * re-created bucket starts from what its evicted one owed (owed[]), and
+ * anything else that would refill a bucket changes the generation. Same
+ * slot as dropcache's. */
 struct tb_denyslot {
 	struct tb_addr addr;
 	__u64 empty_ns;         /* 0: nothing cached */

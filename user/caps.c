@@ -29,11 +29,6 @@ static __u64 caps_effective(void)
 	return (__u64)d[1].effective << 32 | d[0].effective;
 }
 
-int caps_have(int cap)
-{
-	return !!(caps_effective() & CAPS(cap));
-}
-
 static void list(char *buf, size_t size, __u64 caps)
 {
 	*buf = 0;

@@ -25,7 +25,5 @@
  * says which it lacks, as what (a command, "dev DEV" and all), and
  * returns 1. */
 int caps_require(const char *what, __u64 need);
-/* Whether the process holds cap, effective. */
-int caps_have(int cap);
 
 #endif

@@ -93,7 +93,6 @@ int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
 	return 0;
 }
 
-
 /* Pins of a device that was deleted and made again under the same name
  * (a tunnel or veth brought up anew): once no program uses them, the new
  * device takes them over, rules, buckets and counters alike. The kernel
@@ -400,8 +399,6 @@ static int detach_unpinned(const char *dev)
 	}
 	return rc;
 }
-
-
 
 static int parse_detach(int argc, char **argv, struct cmd_args *a)
 {

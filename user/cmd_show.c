@@ -175,13 +175,13 @@ static int find_one(struct show *sh, struct row *r)
 	struct tb_shared v;
 	char buf[64];
 	__u32 slot;
-	int id;
+	int err, id;
 
 	memset(r, 0, sizeof(*r));
 	r->addr = a->addr;
-	id = snapshot_get(&sh->sn, &a->addr, &r->b, &r->rule);
-	if (id != -ENOENT)
-		return id;
+	err = snapshot_get(&sh->sn, &a->addr, &r->b, &r->rule);
+	if (err != -ENOENT)
+		return err;
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
 		addr_format(&a->addr, buf, sizeof(buf));

@@ -84,9 +84,12 @@ __u32 prog_id(int fd)
 
 bool hook_order_holds(const char *machine)
 {
-	return !strcmp(machine, "x86_64") ||
-	       (strlen(machine) == 4 && machine[0] == 'i' && !strcmp(machine + 2, "86") && machine[1] >= '3' &&
-		machine[1] <= '6');
+	static const char *const x86[] = { "x86_64", "i386", "i486", "i586", "i686" };
+
+	for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
+		if (!strcmp(machine, x86[i]))
+			return true;
+	return false;
 }
 
 bool prog_uses(__u32 prog_id, int fd)
