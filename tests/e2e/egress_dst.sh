@@ -10,7 +10,7 @@ dsts=(198.18.0.2 198.18.0.3 198.18.0.4 2001:db8::2 2001:db8::3)
 
 check "attach tc-egress key dst on the sender" tbs attach dev "$DEV_S" mode tc-egress key dst
 check "rule set" tbs rule set dev "$DEV_S" default rate 2mbit burst $B
-in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) --idle 0.5 >"$tmp/recv" &
+in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 rpid=$!
 listening "$NS_R" udp 9000
 t0=$(now_ms)

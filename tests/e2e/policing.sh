@@ -19,7 +19,7 @@ for mode in xdp xdpgeneric tc-ingress; do
 	tb rule set dev "$DEV_R" default rate 2mbit burst $B_DEF
 	tb rule set dev "$DEV_R" 198.18.0.16/31 rate 1mbit burst $B_NAR
 	tb rule set dev "$DEV_R" 2001:db8::12/127 rate 1mbit burst $B_NAR
-	in_r "$TBGEN" recv --seconds $((SEND_S + 2)) --idle 0.5 >"$tmp/recv" &
+	in_r "$TBGEN" recv --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 	rpid=$!
 	listening "$NS_R" udp 9000
 	t0=$(now_ms)
@@ -56,7 +56,7 @@ ip -n "$NS_R" link set "$DEV_R" mtu 9000
 for mode in xdp xdpgeneric tc-ingress; do
 	check "$mode, MTU 9000: attach" tb attach dev "$DEV_R" mode "$mode"
 	tb rule set dev "$DEV_R" default rate 1kbit burst 20000
-	in_r "$TBGEN" recv --seconds 2 --idle 0.5 >"$tmp/recv" &
+	in_r "$TBGEN" recv --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 	rpid=$!
 	listening "$NS_R" udp 9000
 	in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$DST4" --size $JUMBO --count 10 --seconds 1 >"$tmp/sent"

@@ -16,7 +16,7 @@ check "monitor rule" tb rule set dev "$DEV_R" 198.18.0.16/31 rate 1mbit burst 15
 # The two phases run one after the other: a flood sharing the veth with the
 # monitored sources can fill the peer's XDP ring, and frames dropped there
 # never reach the policer, so "received all sent" would test the veth.
-in_r "$TBGEN" recv --seconds $((SEND_S + 2)) --idle 0.5 >"$tmp/recv" &
+in_r "$TBGEN" recv --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 rpid=$!
 listening "$NS_R" udp 9000
 t0=$(now_ms)
@@ -37,7 +37,7 @@ check "show addr under a shared rule shows the prefix's bucket" \
 	[ "$(jq -r '.[0].address + " " + .[0].scope' <<<"$row")" = "198.18.0.8/29 shared" ]
 check "shared bucket passed packets equal the receiver's sum" [ "$(jq '.[0].passed_packets' <<<"$row")" = "$sum" ]
 
-in_r "$TBGEN" recv --seconds $((SEND_S + 2)) --idle 0.5 >"$tmp/recv" &
+in_r "$TBGEN" recv --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 rpid=$!
 listening "$NS_R" udp 9000
 t0=$(now_ms)

@@ -22,7 +22,7 @@ in_r ethtool -K "$DEV_R" gro on >/dev/null
 check "attach, a 4,096-address table" tb attach dev "$DEV_R" mode xdp max-addrs 4096
 check "default rule 8mbit, burst 16k" tb rule set dev "$DEV_R" default rate 8mbit burst 16k early off
 
-in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv" &
+in_r "$TBGEN" recv --port 9001 --seconds $RECV_LIMIT --idle 1 >"$tmp/recv" &
 recv=$!
 listening "$NS_R" udp 9001
 nsenter --net=/var/run/netns/"$NS_S" "$B/tbbench" gen --dev "$DEV_S" --dmac "$MAC_R" --src 198.19.0.0 \
@@ -54,7 +54,7 @@ SPARSE_BURST=2048
 SPARSE_PAYLOAD=1000
 check "rule for the sparse source: 16kbit, burst 2k" \
 	tb rule set dev "$DEV_R" 198.18.0.11 rate 16kbit burst 2k early off
-in_r "$TBGEN" recv --port 9002 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv2" &
+in_r "$TBGEN" recv --port 9002 --seconds $RECV_LIMIT --idle 1 >"$tmp/recv2" &
 recv=$!
 listening "$NS_R" udp 9002
 nsenter --net=/var/run/netns/"$NS_S" "$B/tbbench" gen --dev "$DEV_S" --dmac "$MAC_R" --src 198.19.0.0 \

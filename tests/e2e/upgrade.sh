@@ -142,7 +142,7 @@ upgrade() {
 	check "status names the device as needing the upgrade" \
 		bash -c "nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].error | test(\"older tbctl build\")' >/dev/null"
 
-	in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv" &
+	in_r "$TBGEN" recv --port 9001 --seconds $RECV_LIMIT --idle 1 >"$tmp/recv" &
 	local recv=$!
 	listening "$NS_R" udp 9001
 	# Twice the caps in 500-byte datagrams; the upgrade lands mid-run.

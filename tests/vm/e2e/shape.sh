@@ -22,7 +22,7 @@ check "attach tc-egress qdisc fq" tbs attach dev "$DEV_S" mode tc-egress key dst
 check "fq is the root qdisc" bash -c "tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc fq '"
 check "shape rule" tbs rule set dev "$DEV_S" default rate 2mbit burst $BURST action shape horizon ${HORIZON_MS}ms
 check "rule list shows the horizon" bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL rule list dev $DEV_S | grep -q 'action shape scope per-address horizon ${HORIZON_MS}ms'"
-in_r "$TBGEN" recv --by dst --seconds $((SEND_S + 2)) --idle 1 >"$tmp/recv" &
+in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 1 >"$tmp/recv" &
 rpid=$!
 listening "$NS_R" udp 9000
 t0=$(now_ms)

@@ -27,7 +27,7 @@ if [[ ! -x $NEXT ]]; then
 fi
 check "this build attaches" tb attach dev "$DEV_R" mode xdp
 check "a per-address rule" tb rule set dev "$DEV_R" default rate 2mbit burst $BURST early off
-in_r "$TBGEN" recv --port 9001 --seconds $((SECS + 2)) --idle 1 >"$tmp/recv" &
+in_r "$TBGEN" recv --port 9001 --seconds $RECV_LIMIT --idle 1 >"$tmp/recv" &
 recv=$!
 listening "$NS_R" udp 9001
 in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $SIZE --pps 1000 \
