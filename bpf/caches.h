@@ -37,17 +37,6 @@ static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, stru
 		WRITE_ONCE(q->seq, q->seq + 1);
 }
 
-static __always_inline void tb_passcache_flush(const struct tb_config *cfg, struct tb_passslot *s)
-{
-	struct tb_counters c = {
-		.passed_packets = s->passed_packets,
-		.passed_bytes = s->passed_bytes,
-	};
-
-	tb_add_counts(cfg, &s->addr, &c, -1);
-	s->passed_packets = s->passed_bytes = 0;
-}
-
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
  * dropcache, whose reset epoch d (the denycache slot i) keeps: the
  * bucket's counters are written only once a batch (or a collision)

@@ -82,13 +82,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, TB_DROPCACHE_SLOTS);
 	__type(key, __u32);
-	__type(value, struct tb_passslot);
-} passcache SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TB_DROPCACHE_SLOTS);
-	__type(key, __u32);
 	__type(value, struct tb_denyslot);
 } denycache SEC(".maps");
 
@@ -109,25 +102,6 @@ struct {
 } owed SEC(".maps");
 
 /* Upgrades (user/upgrade.c, bpf/migrate.h). None is pinned. */
-
-/* The older layout's LRU buckets at [0] while an upgrade moves them into
- * the table, as each address is next seen and by tbctl's sweep; empty
- * otherwise. An outer map, so tbctl can drop the old table once it is
- * emptied without another program swap. The inner value has no BTF type:
- * tbctl sizes it to the older layout's bucket before load. */
-struct tb_buckets_prev {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(struct tb_addr));
-	__uint(value_size, sizeof(struct tb_bucket));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct tb_buckets_prev);
-} buckets_prev SEC(".maps");
 
 /* The older layout's shared buckets and global counters, which only the
  * merge after the swap reads (tbctl binds the old maps before load). */

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Where an address's bucket lives: its set of the table, its lock stripe
  * and its owed[] slot, all placed by one keyed hash; and what is done to
- * it there under the stripe's lock (a way given, counts added, an older
- * layout's bucket moved in). */
+ * it there under the stripe's lock (a way given, counts added). */
 #ifndef TB_PLACE_H
 #define TB_PLACE_H
 
 #include "charge.h"
 #include "maps.h"
-#include "migrate.h"
 #include "table.h"
 
 #define TB_LOCK_SHIFT 10
@@ -16,11 +14,10 @@ _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 _Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
 _Static_assert(TB_TABLE_MIN_SHIFT >= TB_LOCK_SHIFT, "a set within one stripe");
 
-/* The hash that places address a's lock stripe and owed[] slot, as the
- * pins place them (tb_config.stripes). */
+/* The hash that places address a's set, lock stripe and owed[] slot. */
 static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct tb_addr *a)
 {
-	return tb_stripe_hash(a, cfg->stripes, cfg->slot_seed);
+	return tb_stripe_hash(a, cfg->slot_seed);
 }
 
 /* The stripe whose lock serialises the bucket of the address placed h. */
@@ -135,57 +132,18 @@ static __always_inline void tb_insert(struct tb_set *s, const struct tb_addr *ke
 	tb_way_give(s, w, key, nb);
 }
 
-/* During an upgrade, move the older bucket ob of key into the table: its
- * counters always, and its level too when the table holds no bucket for
- * key yet (one it holds was made from a moved mark, or from owed[], under
- * the same lock). For tbctl's sweep after the swap, and for counts the
- * drop cache holds for an address not seen since. */
-static __always_inline void tb_move(const struct tb_config *cfg, const struct tb_addr *key,
-				    struct tb_bucket *ob)
-{
-	struct tb_bucket nb = {};
-	struct tb_place_of p;
-	int w;
-
-	if (!tb_place_of(cfg, key, &p))
-		return;
-	bpf_spin_lock(&p.lk->lock);
-	w = tb_way_find(p.s, key, cfg->ways);
-	if (w >= 0) {
-		tb_take(&nb, ob);
-		tb_counters_add(&p.s->b[w & (TB_WAYS - 1)].c, &nb.c);
-	} else if (!tb_moved(ob)) {
-		w = tb_way_victim(p.s, cfg->ways);
-		tb_take(&nb, ob);
-		tb_insert(p.s, key, &nb, w);
-	} else {
-		/* Counts left on a moved bucket whose successor was evicted
-		 * since went with it, as an evicted bucket's do. */
-		tb_take(&nb, ob);
-	}
-	bpf_spin_unlock(&p.lk->lock);
-}
-
 /* Add c to the counters of key's bucket under its stripe's lock, if the
- * table holds one (during an upgrade, an older bucket not moved yet is
- * moved first) and, where epoch is given (>= 0), a reset has not moved
- * the epoch on since the counts were made. Returns whether there was a
- * bucket: one evicted meanwhile took its counters with it. */
+ * table holds one and, where epoch is given (>= 0), a reset has not moved
+ * the epoch on since the counts were made. Returns whether there was a bucket: one evicted
+ * meanwhile took its counters with it. */
 static __always_inline int tb_add_counts(const struct tb_config *cfg, const struct tb_addr *key,
 					 const struct tb_counters *c, int epoch)
 {
 	struct tb_place_of p;
-	void *prev;
 	int w;
 
 	if (!tb_place_of(cfg, key, &p))
 		return 0;
-	if (tb_way_find(p.s, key, cfg->ways) < 0 && (prev = tb_prev_buckets())) {
-		struct tb_bucket *ob = bpf_map_lookup_elem(prev, key);
-
-		if (ob)
-			tb_move(cfg, key, ob);
-	}
 	bpf_spin_lock(&p.lk->lock);
 	w = tb_way_find(p.s, key, cfg->ways);
 	if (w >= 0 && (epoch < 0 || epoch == READ_ONCE(cfg->reset_epoch)))

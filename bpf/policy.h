@@ -97,7 +97,6 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struc
 struct tb_seen {
 	struct tb_place_of p;
 	struct tb_bucket *b;    /* key's, read without the lock; 0: none found */
-	struct tb_bucket *ob;   /* the older layout's, taken over during an upgrade */
 	struct tb_rule *rule;   /* the rule b cached, or the one resolved */
 	struct tb_denyslot *d;  /* this CPU's copy of the bound, slot ci */
 	__u32 id;               /* rule's rules[] slot */
@@ -206,21 +205,12 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 	w = tb_way_find(s->p.s, key, cfg->ways);
 	if (w < 0) {
 		/* A new bucket, charged before it is given a way. It starts
-		 * from what an evicted one of its owed[] slot still owes, or
-		 * from the older layout's bucket. */
+		 * from what an evicted one of its owed[] slot still owes. */
 		w = tb_way_victim(s->p.s, cfg->ways);
 		nb.gen = s->gen;
 		nb.rule = s->id;
 		nb.cost = t->unit;
-		if (s->ob && !tb_moved(s->ob)) {
-			tb_take(&nb, s->ob);
-			if (nb.gen != s->gen || nb.rule != s->id)
-				nb.empty_ns = 0;
-			nb.gen = s->gen;
-			nb.rule = s->id;
-		} else {
-			tb_restore(&nb.lvl, s->p.owed ? *s->p.owed : 0, now, &t->r);
-		}
+		tb_restore(&nb.lvl, s->p.owed ? *s->p.owed : 0, now, &t->r);
 		out = tb_account(&nb, t, now, len, pkts, depart);
 		tb_grant(&nb, t, out);
 		tb_owe(s->p.owed, out, &nb.lvl, &t->r);
@@ -228,12 +218,6 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		created = 1;
 	} else {
 		b = &s->p.s->b[w & (TB_WAYS - 1)];
-		if (s->ob) {
-			/* Another CPU gave key a way meanwhile: the counters
-			 * of the older bucket claimed here join it. */
-			tb_take(&nb, s->ob);
-			tb_counters_add(&b->c, &nb.c);
-		}
 		if (b->gen != s->gen || b->rule != s->id) {
 			/* A bound from another rule means nothing under this
 			 * one: cleared before the rule is, for readers that
@@ -290,13 +274,6 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		tb_terms_of(s.rule, len, pkts, t);
 		if (s.rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, s.rule->shared, t, now, len, pkts, depart);
-		if (!s.b) {
-			/* During an upgrade, the older layout's bucket is
-			 * taken over. */
-			void *prev = tb_prev_buckets();
-
-			s.ob = prev ? tb_prev_claim(prev, key, t->unit) : 0;
-		}
 	}
 	return tb_charged(st, cfg, key, &s, t, now, len, pkts, depart);
 }

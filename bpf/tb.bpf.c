@@ -4,6 +4,7 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "ecn.h"
+#include "migrate.h"
 #include "policy.h"
 
 /* Deepest header the policy reads: Ethernet, two VLAN tags, IPv4 with
@@ -172,18 +173,6 @@ int tb_reset_counters(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-static long move_bucket(struct bpf_map *map, const struct tb_addr *key, struct tb_bucket *ob,
-			void *ctx)
-{
-	__u32 zero = 0;
-	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
-
-	if (!cfg)
-		return 1;
-	tb_move(cfg, key, ob);
-	return 0;
-}
-
 /* A shared bucket of this layout was made moved before the swap, with
  * no counters: it takes the older one's level and counters. Each under
  * its own lock, one at a time; a rerun finds the older one moved and
@@ -231,21 +220,6 @@ static long merge_stats(__u64 cpu, struct stats_to *c)
 	return 0;
 }
 
-/* Slot i % TB_DROPCACHE_SLOTS of CPU i / TB_DROPCACHE_SLOTS's passcache
- * into its bucket. */
-static long drain_passcache(__u32 i, void *ctx)
-{
-	__u32 slot = i % TB_DROPCACHE_SLOTS, zero = 0;
-	struct tb_passslot *s = bpf_map_lookup_percpu_elem(&passcache, &slot, i / TB_DROPCACHE_SLOTS);
-	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
-
-	if (!cfg)
-		return 1;
-	if (s && s->passed_packets)
-		tb_passcache_flush(cfg, s);
-	return 0;
-}
-
 /* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN once an upgrade's
  * swap has settled (no CPU runs the older program any more), to move what
  * the older layout's maps still hold. Run again after a kill, it adds
@@ -257,17 +231,9 @@ int tb_migrate(struct xdp_md *ctx)
 	struct tb_migrate_req *req = data;
 	struct stats_to c;
 	__u32 zero = 0, cpus;
-	void *prev;
 
 	if ((void *)(req + 1) > data_end)
 		return XDP_ABORTED;
-	/* Layout 5's counts first: one for an address not moved yet moves
-	 * its bucket. Nothing writes a passcache any more. */
-	if (req->passcache_cpus)
-		bpf_loop(req->passcache_cpus * TB_DROPCACHE_SLOTS, drain_passcache, 0, 0);
-	prev = tb_prev_buckets();
-	if (prev)
-		bpf_for_each_map_elem(prev, move_bucket, 0, 0);
 	if (req->shared)
 		bpf_for_each_map_elem(&shared_prev, merge_shared, 0, 0);
 	cpus = req->stats_cpus;

@@ -224,25 +224,13 @@ static inline __attribute__((always_inline)) void tb_credit_counted(const struct
 	c->passed_bytes += b->cost == TB_COST_PACKETS ? other : units;
 }
 
-/* What every layout's struct tb_bucket holds, at these offsets: all that
- * an upgrade moves from an older layout's LRU buckets into this one's
- * table, and from an older layout's shared buckets into this one's.
- * Those of layouts 4 and 5 also hold a credit (granted << 32 | unspent)
- * whose admissions were counted elsewhere. */
+/* What an upgrade moves from an older layout's shared bucket into this
+ * one's: the level, the cached rule and the counters. */
 #define TB_BUCKET_COMMON (__builtin_offsetof(struct tb_bucket, c) + sizeof(struct tb_counters))
-/* The credit an older layout's bucket holds, told apart by its size. */
-enum tb_prev_credit {
-	TB_PREV_CREDIT_NONE = 0,        /* layouts 1 to 3 */
-	TB_PREV_CREDIT_GRANTED = 1,     /* 4 and 5: granted << 32 | unspent */
-	TB_PREV_CREDIT_COUNTED = 2,     /* 6 to 11: count << 32 | unspent, untagged */
-};
-#define TB_BUCKET_SIZE_V4 (TB_BUCKET_COMMON + sizeof(__u64))
-/* The largest older bucket an upgrade moves (bpf/migrate.h, its marks). */
-#define TB_BUCKET_PREV_MAX 256
 /* A bucket moved into a newer layout's map is left behind with this
- * refill clock: a clock decades ahead that never goes back, so the
- * program that still reads it (until the swap has settled) finds it empty
- * and stays empty; refills clamp elapsed time at zero. */
+ * refill clock: a clock decades ahead that never goes back, so a program
+ * that still reads it finds it empty and stays empty; refills clamp
+ * elapsed time at zero. */
 #define TB_MOVED_NS (1ULL << 62)
 
 /* shared[] value: the bucket of a shared-scope prefix, at its rule's
@@ -257,10 +245,9 @@ struct tb_shared {
 };
 
 /* locks[] value: stripes serialising per-address buckets. A lock apart
- * from the table keeps the set at 120 bytes an address and lets an older
- * layout's program, whose LRU buckets held no lock, share it during an
- * upgrade. Padded to a cache line so two hot addresses on different
- * stripes do not share one. */
+ * from the table keeps the set at 120 bytes an address. Padded to a
+ * cache line so two hot addresses on different stripes do not share
+ * one. */
 struct tb_lock {
 	struct bpf_spin_lock lock;
 	__u32 pad[15];
@@ -336,20 +323,6 @@ struct tb_dropslot {
 	__u64 monitored_bytes;
 };
 
-/* passcache value, per CPU: the packets of one address that a CPU
- * admitted from its bucket's credit, not yet added to the bucket's passed
- * counters, as layout 5 counted them (in its dropcache slot). This
- * layout counts them in the credit itself, so only an upgrade from layout
- * 5 finds counts here, which tb_migrate adds to the buckets, and tbctl
- * reads them as it reads the dropcache's until then. */
-
-struct tb_passslot {
-	struct tb_addr addr;
-	__u64 passed_packets;
-	__u64 passed_bytes;
-	__u64 last_ns;          /* when addr was last counted here */
-};
-
 /* denycache value, per CPU: a bucket's empty_ns as this CPU last read it,
  * with the terms of the rule it was computed under. While the rule-set
  * generation is still gen, a packet of addr that this bound already
@@ -374,11 +347,9 @@ struct tb_denyslot {
 };
 
 /* A keyed mix of the whole address: every bit of it moves the top bits,
- * so addresses that differ in a pattern spread, and a key drawn at
- * attach (tb_config.slot_seed) keeps senders from picking colliding ones.
- * Folding the words together by XOR, as layouts 1 to 7 did for the
- * caches and pins made by layouts 1 to 8 still do for the lock stripes,
- * puts all of 2001:db8:0:N::N in one place. */
+ * so addresses that differ in a pattern spread (folding the words by XOR
+ * would put all of 2001:db8:0:N::N in one place), under a key drawn at
+ * attach (tb_config.slot_seed). */
 static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
 {
 	const __u64 *k = (const __u64 *)a;
@@ -396,23 +367,16 @@ static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
 	return tb_addr_mix(a, seed) >> 56 & (TB_DROPCACHE_SLOTS - 1);
 }
 
-/* How an address's lock stripe and owed[] slot are placed
- * (tb_config.stripes). The placement holds for the life of the pins: the
- * program of an older layout, still running while an upgrade's swap
- * settles, takes the same locks and writes the same owed[] slots. */
-enum tb_stripes {
-	TB_STRIPES_FOLD = 0,    /* the words folded by XOR: pins made by layout 8 or older */
-	TB_STRIPES_KEYED = 1,   /* tb_addr_mix under a key apart from the caches' */
-};
+/* tb_config.stripes of pins whose lock stripes and owed[] slots are
+ * placed by tb_stripe_hash; 0 marks pins of layouts before 9, which
+ * placed them otherwise and which no upgrade carries. */
+#define TB_STRIPES_KEYED 1
 
-/* The 32-bit hash whose top bits pick an address's lock stripe and
- * owed[] slot. Keyed, a sender can no longer pick an address that shares
- * another's owed[] slot (and so starts it empty) or its lock. */
-static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u8 stripes, __u32 seed)
+/* The 32-bit hash whose top bits pick an address's lock stripe, owed[]
+ * slot and table set, under a key apart from the caches'. */
+static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u32 seed)
 {
-	if (stripes == TB_STRIPES_KEYED)
-		return tb_addr_mix(a, (__u64)seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
-	return (a->w[0] ^ a->w[1] ^ a->w[2] ^ a->w[3]) * 0x9E3779B1u;
+	return tb_addr_mix(a, (__u64)seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
 }
 
 /* owed[] value: per hash slot of addresses, the latest instant by which
@@ -447,19 +411,19 @@ struct tb_config {
 	__u8 own_qdisc; /* tbctl created the clsact qdisc, so detach removes it */
 	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
-	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded; 0: layout 1 */
-	__u8 stripes;   /* enum tb_stripes: keyed on a fresh attach */
+	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded */
+	__u8 stripes;   /* TB_STRIPES_KEYED */
 	/* Keys tb_dropcache_slot and tb_stripe_hash; drawn by attach, once
 	 * (0 mixes as well, only not secretly). */
 	__u32 slot_seed;
-	/* Bumped by every reset (layout 10 on): dropcache counts made under
+	/* Bumped by every reset: dropcache counts made under
 	 * an earlier epoch are discarded, by the CPU that made them when it
 	 * next counts in that slot, by the flush under the bucket's lock, and
 	 * by tbctl when it reads them. So no CPU's counts are ever written by
 	 * another, and a reset loses none made after it. */
 	__u16 reset_epoch;
 	__u16 pad;
-	/* The table (layout 12 on): 2^table_shift sets, of which an address
+	/* The table: 2^table_shift sets, of which an address
 	 * may take the first ways ways. Set by attach and kept. */
 	__u8 table_shift;
 	__u8 ways;
@@ -471,56 +435,30 @@ struct tb_config {
 };
 
 /* The layout of every map and value here. Any change to them bumps it:
- * tbctl refuses pins of a newer layout, and attach upgrades older ones
- * (user/upgrade.c). Values change only by appending fields whose zero
- * means "as before", so the fields every layout has keep their offsets
- * (a config of any layout is read by its common beginning), and a spare
- * field can be put to use with no migration at all. A map the datapath
+ * tbctl refuses pins of a newer layout, and attach upgrades those of the
+ * layout before (user/upgrade.c); older pins it refuses, naming what to
+ * do. Values change only by appending fields whose zero means "as
+ * before", so the fields every layout has keep their offsets (a config
+ * of any layout is read by its common beginning). A map the datapath
  * only reads (config, rules, prefixes) may grow: attach copies it into a
- * new map before swapping the program. Buckets, shared buckets and the
- * global counters may grow too: the new program takes each bucket over
- * from the old map, and the rest is added up once the swap has settled
- * (user/upgrade.c, bpf/migrate.h); since layout 12 that holds for shared
- * buckets and counters only, and for the LRU buckets of older layouts.
- * The other maps the datapath writes (the table, locks, dropcache, owed,
- * passcache, denycache, flushseq) keep their layout: during the swap both
- * programs must share them.
- *   1: configs read 0; no owed[], no reciprocal in struct tb_rate.
- *   2: owed[] and the reciprocal.
- *   3: spare room at the end of struct tb_rule and struct tb_config.
- *   4: credit in struct tb_bucket.
- *   5: passcache; passed counters written only under the lock.
- *   6: credit counts what it admits (struct tb_bucket grew); passcache
- *      is left to drain.
- *   7: denycache.
- *   8: dropcache and denycache slots from a keyed mix of the whole
- *      address (tb_config.slot_seed); tbctl finds their counts by address.
- *   9: lock stripes and owed[] slots from a keyed mix too, on pins a
- *      fresh attach makes (tb_config.stripes); upgraded pins keep the fold.
- *  10: reset epochs (tb_config.reset_epoch, tb_denyslot.drop_epoch):
- *      nothing moves, but an older program would keep counting under a
- *      discarded epoch.
- *  11: flushseq, so tbctl reads cached drops and buckets consistently.
- *  12: buckets in tbctl's own table (struct tb_set), 120 bytes an address
- *      where the LRU hash took 192, and a tag in the credit word. The
- *      LRU buckets of older layouts are moved in as before; from here on
- *      both programs share the table during a swap, as they share the
- *      locks, so struct tb_bucket grows no more.
+ * new map before swapping the program. Shared buckets and the global
+ * counters may grow too: they are merged once the swap has settled
+ * (bpf/migrate.h). The other maps the datapath writes (the table, locks,
+ * the caches, owed) keep their layout: during the swap both programs
+ * share them. NEWS says what each layout changed.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
  * buckets and global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 13
+#define TB_LAYOUT 14
 #else
-#define TB_LAYOUT 12
+#define TB_LAYOUT 13
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
- * settled, at the start of the frame it runs it on. The older layout's
- * buckets, if they are being moved, are in buckets_prev. */
+ * settled, at the start of the frame it runs it on. */
 struct tb_migrate_req {
 	__u32 shared;           /* merge shared_prev into shared */
 	__u32 stats_cpus;       /* add this many CPUs' stats_prev into stats; 0: none */
-	__u32 passcache_cpus;   /* add this many CPUs' passcache into buckets; 0: none */
 };
 
 /* stats[0], per CPU. */
@@ -559,9 +497,10 @@ struct tb_reset_req {
 };
 
 /* Every map tbctl pins, in one list: name, type, key, value, and whether
- * the datapath writes it (an upgrade that changes such a map moves what
- * it holds instead of copying it, or refuses; see TB_LAYOUT). tbctl's struct tb_maps, its pin names, its layout check
- * and its upgrades are all made from it (user/state.h, user/state.c,
+ * the datapath writes it (an upgrade that changes such a map merges what
+ * it holds instead of copying it, or refuses; see TB_LAYOUT). tbctl's
+ * struct tb_maps, its pin names, its layout check and its upgrades are
+ * all made from it (user/state.h, user/state.c,
  * user/upgrade.c); bpf/maps.h declares the same maps. */
 #define TB_MAPS(X)                                                                  \
 	X(buckets, BPF_MAP_TYPE_ARRAY, __u32, struct tb_set, 1)                     \
@@ -574,7 +513,6 @@ struct tb_reset_req {
 	X(stats, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_stats, 1)              \
 	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
 	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
-	X(passcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_passslot, 1)        \
 	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)        \
 	X(flushseq, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_flushseq, 1)
 

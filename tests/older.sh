@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# older.sh DIR: builds tbctl of every earlier layout from this repository's
+# older.sh DIR: builds tbctl of the two layouts before this one from this repository's
 # history, in turn, for tests/e2e/upgrade.sh: DIR/vN/build/tbctl, and
 # DIR/vN.built once it is done, saying "ok", "archive" (the commit is not
 # in the history) or "make" (it did not build; DIR/vN.log says why).
@@ -8,8 +8,7 @@
 # alone starts it itself. "older.sh --list" prints LAYOUT:COMMIT a line.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OLDER=(1:4cd9fe4 2:f9740f1 3:123fc4c 4:64b4725 5:46aff70 6:a93f1ef 7:89288cc 8:c7e79cf 9:38ac8cf
-	10:8cdc167 11:08d331a)
+OLDER=(11:08d331a 12:69d4afb)
 if [[ ${1:-} == --list ]]; then
 	printf '%s\n' "${OLDER[@]}"
 	exit 0

@@ -731,7 +731,7 @@ static int fill(const char *dev, __u32 n)
 	}
 	for (__u32 i = 0; i < n; i++) {
 		struct tb_addr a = { .w = { htonl(0x20010db8), 0, htonl(i >> 16), htonl(i & 0xffff) } };
-		struct tb_set *set = &sets[tb_set_index(tb_stripe_hash(&a, cfg.stripes, cfg.slot_seed), cfg.table_shift)];
+		struct tb_set *set = &sets[tb_set_index(tb_stripe_hash(&a, cfg.slot_seed), cfg.table_shift)];
 
 		for (int w = 0; w < cfg.ways; w++) {
 			if (!tb_way_free(set, w))
@@ -779,7 +779,7 @@ static int evict(const char *dev, const char *addr, int ms, double seconds)
 		fprintf(stderr, "tbbench evict: %s on %s: %s\n", addr, dev, err ? strerror(-err) : "not an address");
 		return 1;
 	}
-	si = tb_set_index(tb_stripe_hash(&a, cfg.stripes, cfg.slot_seed), cfg.table_shift);
+	si = tb_set_index(tb_stripe_hash(&a, cfg.slot_seed), cfg.table_shift);
 	end = mono_ns() + (__u64)(seconds * 1e9);
 	while (mono_ns() < end) {
 		if (bpf_map_lookup_elem(m.buckets, &si, &set)) {

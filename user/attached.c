@@ -49,6 +49,10 @@ static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *c
 			  "tbctl attach dev %s upgrades them", cmd, dev, state_layout_error(), dev);
 		return 1;
 	}
+	if (err == -EPROTONOSUPPORT) {
+		out_error("%s dev %s: %s", cmd, dev, state_too_old(dev));
+		return 1;
+	}
 	if (err) {
 		out_error("%s dev %s: open pinned maps: %s", cmd, dev, strerror(-err));
 		return 1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -23,10 +24,15 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 {
 	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { 0 } };
 	static const char *const qdiscs[] = { "fq", NULL };
-	const char *v;
-	int err = kw_parse("attach", argc, argv, kws, NULL);
+	const char *v = NULL;
+	int err = kw_parse("attach", argc, argv, kws, &v);
 
-	if (err || (err = parse_dev("attach", kw_get(kws, "dev"), a)))
+	if (err)
+		return err;
+	if (v && strcmp(v, "replace"))
+		return usage_error("attach", "unknown word \"%s\"", v);
+	a->replace = v;
+	if ((err = parse_dev("attach", kw_get(kws, "dev"), a)))
 		return err;
 	v = kw_get(kws, "mode");
 	if (v && (a->mode = choose("attach", "mode", v, mode_names)) < 0)
@@ -42,26 +48,6 @@ static int parse_attach(int argc, char **argv, struct cmd_args *a)
 	a->fq = v;
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
-}
-
-/* Remove dev's pins; the first failure other than a pin already gone,
- * as -errno. */
-static int unpin_all(const char *dev)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	int err = 0;
-
-	state_dir(dev, dir, sizeof(dir));
-	for (int i = 0; i < 2 * tb_map_count; i++) {
-		/* Each map's pin, and a pin an interrupted upgrade left aside. */
-		snprintf(path, sizeof(path), "%s/%s%s", dir, tb_map_names[i / 2], i % 2 ? TB_PENDING : "");
-		if (unlink(path) && errno != ENOENT && !err)
-			err = -errno;
-	}
-	if (rmdir(dir) && errno != ENOENT && !err)
-		err = -errno;
-	state_pins_prune();
-	return err;
 }
 
 /* Detach must not take the program off and then fail to remove the pins
@@ -159,12 +145,136 @@ static int resume_upgrade(const char *dev)
 	return 0;
 }
 
+/* Take tbctl's program off dev, with the qdiscs it made, and remove the
+ * pins (of any layout); reports and returns 1 on error. */
+static int remove_attached(const char *cmd, const char *dev, const struct tb_config *c)
+{
+	struct tb_config cfg = *c;
+	__u32 id = hooked_prog(dev, &cfg);
+	int err = 0;
+
+	if (id)
+		err = unhook(cfg.ifindex, cfg.mode, id);
+	/* The qdiscs tbctl made go too, hooked program or not: an attach
+	 * killed before hooking it may have made them already. */
+	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && dev_here(dev, &cfg)) {
+		/* Deleting the clsact deletes every filter on it: one that
+		 * holds filters others added since stays. */
+		int used = cfg.own_qdisc ? qdisc_clsact_in_use(cfg.ifindex) : 0;
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		if (cfg.own_qdisc && !used)
+			bpf_tc_hook_destroy(&hook);
+		else if (used > 0)
+			out_warn("%s dev %s: the clsact qdisc tbctl made holds other filters; left it in place",
+				 cmd, dev);
+		else if (used < 0)
+			out_warn("%s dev %s: list the clsact qdisc's filters: %s; left it in place", cmd, dev,
+				 strerror(-used));
+		/* Someone may have put another root qdisc in place of the fq
+		 * tbctl installed: theirs stays. */
+		if (cfg.own_fq && qdisc_fq_delete(cfg.ifindex) == -EINVAL)
+			out_warn("%s dev %s: the root qdisc is no longer the fq tbctl installed; "
+				 "left it in place", cmd, dev);
+	}
+	if (err) {
+		out_error("%s dev %s: remove program: %s", cmd, dev, strerror(-err));
+		return 1;
+	}
+	err = state_unpin(dev, true);
+	if (err)
+		out_error("%s dev %s: remove pins: %s", cmd, dev, strerror(-err));
+	return err != 0;
+}
+
+/* The rules of pins attach ... replace starts over from, n of them. */
+struct kept_rules {
+	struct tb_rule *r;
+	int n;
+};
+
+/* Keep dev's rules, then remove its program and pins, of whatever layout:
+ * attach goes on as on a device with none, and puts the rules back. The
+ * mode, key and table size not given are the pins'. */
+static int replace(struct cmd_args *a, struct kept_rules *k)
+{
+	struct ruleset *rs = calloc(1, sizeof(*rs));
+	struct tb_config cfg;
+	struct tb_maps m;
+	int err = rs ? state_open_rules(a->dev, &m) : -ENOMEM;
+
+	if (!err) {
+		err = ruleset_read(rs, &m);
+		cfg = rs->cfg;
+		maps_close(&m);
+	}
+	k->r = err ? NULL : calloc(TB_MAX_RULES, sizeof(*k->r));
+	if (!err && !k->r)
+		err = -ENOMEM;
+	for (int i = 0; !err && i < TB_MAX_RULES; i++)
+		if (rs->rules[i].in_use)
+			k->r[k->n++] = rs->rules[i];
+	free(rs);
+	if (err) {
+		out_error("attach dev %s replace: read the pinned rules: %s", a->dev,
+			  err == -EPROTO ? state_layout_error() : strerror(-err));
+		return 1;
+	}
+	if (!a->has_mode)
+		a->mode = cfg.mode;
+	if (!a->has_key)
+		a->key = cfg.key;
+	if (!a->max_addrs)
+		a->max_addrs = cfg.max_addrs;
+	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {
+		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->dev);
+		return 1;
+	}
+	return remove_attached("attach", a->dev, &cfg);
+}
+
+/* A key for the table's placement and the caches' slots. A failed draw
+ * leaves 0, which places addresses as well, only not secretly: no reason
+ * to refuse an attach. A draw of 0 is redrawn. */
+static __u32 seed_draw(void)
+{
+	__u32 seed = 0;
+
+	for (int i = 0; !seed && i < 4; i++)
+		if (getrandom(&seed, sizeof(seed), 0) < 0 && errno != EINTR)
+			break;
+	return seed;
+}
+
+/* Put the kept rules into the new pins m. */
+static int replace_rules(const struct tb_maps *m, const struct kept_rules *k)
+{
+	struct ruleset *rs = calloc(1, sizeof(*rs));
+	struct tb_prefix *p = calloc(k->n + 1, sizeof(*p));
+	struct rule_spec *s = calloc(k->n + 1, sizeof(*s));
+	int err = rs && p && s ? ruleset_load(rs, m) : -ENOMEM;
+
+	for (int i = 0; i < k->n; i++) {
+		rule_prefix(&k->r[i], &p[i]);
+		rule_spec_of(&k->r[i], &s[i]);
+	}
+	if (!err)
+		err = ruleset_apply(rs, p, s, k->n);
+	free(rs);
+	free(p);
+	free(s);
+	return err;
+}
+
 static int run_attach(const struct cmd_args *args)
 {
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
 	struct upgrade_moves moves;
+	struct kept_rules kept = {};
 	struct utsname un = {};
 	bool existing, upgrading, own_qdisc = false, new_fq = false, abandon = false;
 	struct tb *skel = NULL;
@@ -190,6 +300,17 @@ static int run_attach(const struct cmd_args *args)
 		out_error("attach dev %s: the pinned maps are another tbctl build's (%s); "
 			  "detach, then attach with this build", a->dev, state_layout_error());
 		return 1;
+	}
+	if (err == -EPROTONOSUPPORT && !a->replace) {
+		out_error("attach dev %s: %s", a->dev, state_too_old(a->dev));
+		return 1;
+	}
+	if (a->replace && err != -ENOENT) {
+		if (!err)
+			maps_close(&old);
+		if (replace(a, &kept))
+			return 1;
+		err = -ENOENT;
 	}
 	upgrading = err == -ESTALE;
 	if (upgrading) {
@@ -226,7 +347,7 @@ static int run_attach(const struct cmd_args *args)
 		/* An attach killed before its config was written: its maps
 		 * hold nothing yet, and nothing was hooked. Start again. */
 		out_warn("attach dev %s: finishing an attach that was interrupted", a->dev);
-		unpin_all(a->dev);
+		state_unpin(a->dev, true);
 		existing = false;
 		cfg = (struct tb_config){};
 	}
@@ -309,13 +430,13 @@ static int run_attach(const struct cmd_args *args)
 	if (existing) {
 		own_qdisc = cfg.own_qdisc;
 	} else {
-		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key,
-					  .max_addrs = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS,
-					  .stripes = TB_STRIPES_KEYED };
-		cfg.layout = TB_LAYOUT;
+		__u32 max = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS;
+
+		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
+					  .layout = TB_LAYOUT, .stripes = TB_STRIPES_KEYED,
+					  .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
+					  .ways = tb_table_ways(max), .slot_seed = seed_draw() };
 	}
-	/* Fields later layouts added (owed_shift), fresh or upgraded alike. */
-	upgrade_config(&cfg);
 	/* Config first: the new program may see packets the moment it is
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl
 	 * is making it, so a detach after a kill in between removes it. */
@@ -339,14 +460,14 @@ static int run_attach(const struct cmd_args *args)
 		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
 	}
 	if (upgrading) {
-		unsigned int from = upgrade_layout_of(&cfg);
+		unsigned int from = cfg.layout;
 		/* Hooked, the new maps are the live ones: once what the older
 		 * ones hold is moved, their pins go in place, and only then
 		 * does the config say so. After a failure the next attach
 		 * finishes. */
 		int uerr = upgrade_settle(a->dev, &moves, skel);
 
-		uerr = uerr ? uerr : upgrade_maps(&m, &cfg);
+		uerr = uerr ? uerr : upgrade_maps(a->dev, &m, &cfg);
 		if (uerr) {
 			out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
 				  "(attach again finishes it)", a->dev, from, strerror(-uerr));
@@ -354,20 +475,26 @@ static int run_attach(const struct cmd_args *args)
 		} else {
 			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
 				 "rules, buckets and counters kept", a->dev, from, TB_LAYOUT);
-			if (cfg.stripes == TB_STRIPES_FOLD)
-				out_warn("attach dev %s: lock stripes and owed slots keep layout %u's placement, "
-					 "which senders can aim at; a fresh attach (detach, attach, rules "
-					 "again) places them by a keyed hash", a->dev, from);
 		}
+	}
+	if (!err && kept.r && (err = replace_rules(&m, &kept))) {
+		out_error("attach dev %s replace: set the rules again: %s", a->dev, strerror(-err));
+		err = 1;
 	}
 out:
 	/* The one unwind: what this attach made, in reverse. */
 	if (abandon)
 		upgrade_abandon(a->dev, &moves);
 	if (err && !existing)
-		unpin_all(a->dev);
+		state_unpin(a->dev, true);
 	if (err && new_fq)
 		qdisc_fq_delete(ifindex);
+	if (err && kept.r) {
+		fprintf(stderr, "attach dev %s replace: the old pins are gone; their rules were:\n", a->dev);
+		for (int i = 0; i < kept.n; i++)
+			rule_save(stderr, a->dev, &kept.r[i]);
+	}
+	free(kept.r);
 	tb__destroy(skel);
 	return err;
 }
@@ -408,7 +535,6 @@ static int parse_detach(int argc, char **argv, struct cmd_args *a)
 static int run_detach(const struct cmd_args *a)
 {
 	struct tb_config cfg;
-	__u32 id;
 	int err, fd;
 
 	if (device_lock("detach", a->dev, true))
@@ -417,7 +543,7 @@ static int run_detach(const struct cmd_args *a)
 		return 1;
 	if (state_unfinished(a->dev)) {
 		/* Pins without a config: an attach killed while pinning. */
-		err = unpin_all(a->dev);
+		err = state_unpin(a->dev, true);
 		if (err)
 			out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
 		return err != 0;
@@ -435,46 +561,12 @@ static int run_detach(const struct cmd_args *a)
 		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
 		return 1;
 	}
-	id = hooked_prog(a->dev, &cfg);
-	if (id)
-		err = unhook(cfg.ifindex, cfg.mode, id);
-	/* The qdiscs tbctl made go too, hooked program or not: an attach
-	 * killed before hooking it may have made them already. */
-	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && dev_here(a->dev, &cfg)) {
-		/* Deleting the clsact deletes every filter on it: one that
-		 * holds filters others added since stays. */
-		int used = cfg.own_qdisc ? qdisc_clsact_in_use(cfg.ifindex) : 0;
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		if (cfg.own_qdisc && !used)
-			bpf_tc_hook_destroy(&hook);
-		else if (used > 0)
-			out_warn("detach dev %s: the clsact qdisc tbctl made holds other filters; left it in place",
-				 a->dev);
-		else if (used < 0)
-			out_warn("detach dev %s: list the clsact qdisc's filters: %s; left it in place", a->dev,
-				 strerror(-used));
-		/* Someone may have put another root qdisc in place of the fq
-		 * tbctl installed: theirs stays. */
-		if (cfg.own_fq && qdisc_fq_delete(cfg.ifindex) == -EINVAL)
-			out_warn("detach dev %s: the root qdisc is no longer the fq tbctl installed; "
-				 "left it in place", a->dev);
-	}
-	if (err) {
-		out_error("detach dev %s: remove program: %s", a->dev, strerror(-err));
-		return 1;
-	}
-	err = unpin_all(a->dev);
-	if (err)
-		out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
-	return err != 0;
+	return remove_attached("detach", a->dev, &cfg);
 }
 
 const struct command cmd_attach = {
 	"attach", parse_attach, run_attach,
-	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq]",
+	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [replace]",
 	false, CAPS_HOOK,
 };
 const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true, CAPS_UNHOOK };

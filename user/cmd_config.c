@@ -17,23 +17,22 @@ static int parse_save(int argc, char **argv, struct cmd_args *a)
 	return parse_dev_only("save", argc, argv, a, false);
 }
 
-/* One rule as a "rule set" line, in units that keep every value exact. */
-static void save_rule(const char *dev, const struct tb_rule *r)
+void rule_save(FILE *f, const char *dev, const struct tb_rule *r)
 {
 	int pk = r->cost == TB_COST_PACKETS;
 	char p[64], horizon[32];
 
 	rule_format(r, p, sizeof(p));
-	printf("rule set dev %s %s rate %llu%s burst %llu%s cost %s action %s scope %s", dev, p,
-	       (unsigned long long)r->r.rate, pk ? "pps" : "bps", (unsigned long long)r->burst, pk ? "" : "b",
-	       cost_names[r->cost], action_names[r->action], scope_names[r->scope]);
+	fprintf(f, "rule set dev %s %s rate %llu%s burst %llu%s cost %s action %s scope %s", dev, p,
+		(unsigned long long)r->r.rate, pk ? "pps" : "bps", (unsigned long long)r->burst, pk ? "" : "b",
+		cost_names[r->cost], action_names[r->action], scope_names[r->scope]);
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
-		printf(" early %s", r->r.early ? "on" : "off");
+		fprintf(f, " early %s", r->r.early ? "on" : "off");
 	if (r->action == TB_ACTION_SHAPE) {
 		format_time(r->horizon_ns, horizon, sizeof(horizon));
-		printf(" horizon %s", horizon);
+		fprintf(f, " horizon %s", horizon);
 	}
-	putchar('\n');
+	fputc('\n', f);
 }
 
 static int run_save(const struct cmd_args *a)
@@ -53,10 +52,10 @@ static int run_save(const struct cmd_args *a)
 	printf("attach dev %s mode %s key %s max-addrs %u%s\n", a->dev, mode_names[rs.cfg.mode],
 	       key_names[rs.cfg.key], rs.cfg.max_addrs, rs.cfg.own_fq ? " qdisc fq" : "");
 	if (ruleset_default(&rs) >= 0)
-		save_rule(a->dev, &rs.rules[ruleset_default(&rs)]);
+		rule_save(stdout, a->dev, &rs.rules[ruleset_default(&rs)]);
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		if (rs.rules[i].in_use && rs.rules[i].family)
-			save_rule(a->dev, &rs.rules[i]);
+			rule_save(stdout, a->dev, &rs.rules[i]);
 	return 0;
 }
 

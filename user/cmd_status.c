@@ -106,6 +106,8 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 			 state_layout_error());
 		return status_broken(dev, msg, arr);
 	}
+	if (err == -EPROTONOSUPPORT)
+		return status_broken(dev, state_too_old(dev), arr);
 	if (err)
 		return status_broken(dev, err == -EPROTO ? state_layout_error() : strerror(-err), arr);
 	err = state_read_config(&m, &cfg);
@@ -162,16 +164,13 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_add_u64(o, "rules", rules);
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);
-		json_add_str(o, "stripes", cfg.stripes == TB_STRIPES_KEYED ? "keyed" : "fold");
 		if (paced >= 0)
 			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key], state,
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
-		       cfg.stripes == TB_STRIPES_KEYED ? "" :
-		       "; lock stripes folded as upgraded (a fresh attach keys them)",
 		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	}
 	return 0;

@@ -185,6 +185,45 @@ void state_pins_prune(void)
 	state_pins_end(fd);
 }
 
+static bool layout_pin(const char *name)
+{
+	size_t n;
+
+	for (int i = 0; i < tb_map_count; i++) {
+		n = strlen(tb_map_names[i]);
+		if (!strncmp(name, tb_map_names[i], n) && (!name[n] || !strcmp(name + n, TB_PENDING)))
+			return true;
+	}
+	return false;
+}
+
+int state_unpin(const char *dev, bool all)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	state_dir(dev, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || (!all && layout_pin(e->d_name)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (all) {
+		if (rmdir(dir) && errno != ENOENT && !err)
+			err = -errno;
+		state_pins_prune();
+	}
+	return err;
+}
+
 static void lock_path(const char *dev, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s.lock", TB_LOCK_DIR, dev);
@@ -277,6 +316,17 @@ const char *state_layout_error(void)
 	return layout_msg;
 }
 
+const char *state_too_old(const char *dev)
+{
+	static char msg[512];
+
+	snprintf(msg, sizeof(msg), "the pinned maps are an older tbctl build's (%s), and this build "
+		 "upgrades only layout %u's; detach with the build that made them, or tbctl attach dev %s "
+		 "replace starts over (the rules are kept, buckets and counters are not)", layout_msg,
+		 TB_LAYOUT - 1, dev);
+	return msg;
+}
+
 static int check_layout(int i, int fd)
 {
 	struct bpf_map_info info = {};
@@ -293,9 +343,39 @@ static int check_layout(int i, int fd)
 	return -EPROTO;
 }
 
-/* -ESTALE for the pins of an attached device that an older build made
- * (attach upgrades them), -EPROTO for a newer build's, 0 otherwise: no
- * config, or one not yet written, claims no layout. */
+int state_open_rules(const char *dev, struct tb_maps *m)
+{
+	static const int want[] = { offsetof(struct tb_maps, config), offsetof(struct tb_maps, rules),
+				    offsetof(struct tb_maps, prefixes_v4), offsetof(struct tb_maps, prefixes_v6) };
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int err = 0;
+
+	state_dir(dev, dir, sizeof(dir));
+	for (int i = 0; i < tb_map_count; i++)
+		m->fd[i] = -1;
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]) && !err; k++) {
+		int i = want[k] / sizeof(int);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0)
+			err = -errno;
+		else if (i != want[0] / (int)sizeof(int))
+			err = check_layout(i, m->fd[i]);
+	}
+	if (err) {
+		maps_close(m);
+		for (int i = 0; i < tb_map_count; i++)
+			m->fd[i] = -1;
+	}
+	return err;
+}
+
+/* For the pins of an attached device: -ESTALE when the layout before
+ * this build's made them, -EPROTONOSUPPORT when an older one did (or
+ * placed their lock stripes before layout 9: upgraded since, they kept
+ * that placement), -EPROTO for a newer build's; 0 otherwise: no config,
+ * or one not yet written, claims no layout. */
 static int check_version(const char *dev)
 {
 	struct tb_config cfg;
@@ -311,9 +391,12 @@ static int check_version(const char *dev)
 	layout = cfg.layout ? cfg.layout : 1;
 	if (layout == TB_LAYOUT)
 		return 0;
-	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u, this build's is %u", layout,
+	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u%s, this build's is %u", layout,
+		 cfg.stripes == TB_STRIPES_KEYED ? "" : " with lock stripes placed as before layout 9",
 		 TB_LAYOUT);
-	return layout < TB_LAYOUT ? -ESTALE : -EPROTO;
+	if (layout > TB_LAYOUT)
+		return -EPROTO;
+	return layout == TB_LAYOUT - 1 && cfg.stripes == TB_STRIPES_KEYED ? -ESTALE : -EPROTONOSUPPORT;
 }
 
 static int open_pins(const char *dev, struct tb_maps *m)
@@ -512,46 +595,41 @@ static int addr_cmp(const void *x, const void *y)
 	return memcmp(x, y, sizeof(struct tb_addr));
 }
 
-/* Slot i of every CPU's dropcache, passcache and denycache (the drop
- * slots' reset epochs). The epochs are read first: a CPU empties a stale
- * slot before it writes the epoch, so counts read after an epoch that is
- * current are all of that epoch. */
-static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny,
-		      struct tb_dropslot *drop, struct tb_passslot *pass)
+/* Slot i of every CPU's dropcache and denycache (the drop slots' reset
+ * epochs). The epochs are read first: a CPU empties a stale slot before
+ * it writes the epoch, so counts read after an epoch that is current are
+ * all of that epoch. */
+static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny, struct tb_dropslot *drop)
 {
-	if (bpf_map_lookup_elem(m->denycache, &i, deny) || bpf_map_lookup_elem(m->dropcache, &i, drop) ||
-	    (pass && bpf_map_lookup_elem(m->passcache, &i, pass)))
+	if (bpf_map_lookup_elem(m->denycache, &i, deny) || bpf_map_lookup_elem(m->dropcache, &i, drop))
 		return -errno;
 	return 0;
 }
 
 /* Call fn for slot i of each CPU's caches, for every i, all read at once
- * per i (pass NULL unless with_pass); stops at fn's first non-zero. */
-static int slots_each(const struct tb_maps *m, bool with_pass,
+ * per i; stops at fn's first non-zero. */
+static int slots_each(const struct tb_maps *m,
 		      int (*fn)(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
-				const struct tb_passslot *pass, void *ctx),
+				void *ctx),
 		      void *ctx)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	struct tb_denyslot *deny;
 	struct tb_dropslot *drop;
-	struct tb_passslot *pass;
 
 	if (ncpu < 0)
 		return ncpu;
 	deny = calloc(ncpu, sizeof(*deny));
 	drop = calloc(ncpu, sizeof(*drop));
-	pass = calloc(ncpu, sizeof(*pass));
-	if (!deny || !drop || !pass)
+	if (!deny || !drop)
 		err = -ENOMEM;
 	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
-		err = slots_read(m, i, deny, drop, with_pass ? pass : NULL);
+		err = slots_read(m, i, deny, drop);
 		for (int cpu = 0; !err && cpu < ncpu; cpu++)
-			err = fn(i, &deny[cpu], &drop[cpu], with_pass ? &pass[cpu] : NULL, ctx);
+			err = fn(i, &deny[cpu], &drop[cpu], ctx);
 	}
 	free(deny);
 	free(drop);
-	free(pass);
 	return err;
 }
 
@@ -564,15 +642,12 @@ static int pending_cmp(const void *x, const void *y)
 }
 
 /* Note which address CPU's slot i holds counts of. */
-static int pending_note(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
-			const struct tb_passslot *pass, void *ctx)
+static int pending_note(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop, void *ctx)
 {
 	struct tb_pending *p = ctx;
 
 	if (deny->drop_epoch == p->reset_epoch && (drop->dropped_packets || drop->monitored_packets))
 		p->v[p->n++] = (struct tb_pending_at){ .addr = drop->addr, .slot = i };
-	if (pass->passed_packets)
-		p->v[p->n++] = (struct tb_pending_at){ .addr = pass->addr, .slot = i };
 	return 0;
 }
 
@@ -584,8 +659,8 @@ int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb
 	if (ncpu < 0)
 		return ncpu;
 	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch, .cfg = *cfg };
-	p->v = calloc((size_t)2 * TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
-	err = p->v ? slots_each(m, true, pending_note, p) : -ENOMEM;
+	p->v = calloc((size_t)TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
+	err = p->v ? slots_each(m, pending_note, p) : -ENOMEM;
 	if (err) {
 		pending_free(p);
 		return err;
@@ -604,7 +679,6 @@ struct slot_read {
 	struct tb_flushseq *seq0, *seq1;
 	struct tb_denyslot *deny;
 	struct tb_dropslot *drop;
-	struct tb_passslot *pass;
 };
 
 /* Read slots at[0..n) into r[0..n): every sequence before, then every
@@ -616,7 +690,7 @@ static int slots_read_around(const struct tb_maps *m, const struct tb_pending_at
 		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq0))
 			return -errno;
 	for (size_t j = 0; j < n; j++) {
-		int err = slots_read(m, at[j].slot, r[j].deny, r[j].drop, r[j].pass);
+		int err = slots_read(m, at[j].slot, r[j].deny, r[j].drop);
 
 		if (err)
 			return err;
@@ -633,17 +707,12 @@ static void slot_add(const struct tb_pending *p, const struct tb_addr *a, const 
 		     struct tb_counters *sum)
 {
 	const struct tb_dropslot *d = &r->drop[cpu];
-	const struct tb_passslot *ps = &r->pass[cpu];
 
 	if (r->deny[cpu].drop_epoch == p->reset_epoch && !addr_cmp(&d->addr, a)) {
 		sum->dropped_packets += d->dropped_packets;
 		sum->dropped_bytes += d->dropped_bytes;
 		sum->monitored_packets += d->monitored_packets;
 		sum->monitored_bytes += d->monitored_bytes;
-	}
-	if (!addr_cmp(&ps->addr, a)) {
-		sum->passed_packets += ps->passed_packets;
-		sum->passed_bytes += ps->passed_bytes;
 	}
 }
 
@@ -670,7 +739,6 @@ static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, c
 	struct tb_flushseq *seq;
 	struct tb_denyslot *deny;
 	struct tb_dropslot *drop;
-	struct tb_passslot *pass;
 	struct slot_read *r;
 	size_t per;
 
@@ -681,13 +749,11 @@ static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, c
 	seq = calloc(2 * per, sizeof(*seq));
 	deny = calloc(per, sizeof(*deny));
 	drop = calloc(per, sizeof(*drop));
-	pass = calloc(per, sizeof(*pass));
-	if (!r || !seq || !deny || !drop || !pass)
+	if (!r || !seq || !deny || !drop)
 		err = -ENOMEM;
 	for (size_t j = 0; !err && j < 2 * n; j++)
 		r[j] = (struct slot_read){ .seq0 = seq + 2 * j * ncpu, .seq1 = seq + (2 * j + 1) * ncpu,
-					   .deny = deny + j * ncpu, .drop = drop + j * ncpu,
-					   .pass = pass + j * ncpu };
+					   .deny = deny + j * ncpu, .drop = drop + j * ncpu };
 	for (int tries = 0; !err; tries++) {
 		struct tb_bucket nb;
 		struct tb_counters sum = {};
@@ -725,7 +791,6 @@ static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, c
 	free(seq);
 	free(deny);
 	free(drop);
-	free(pass);
 	return err;
 }
 
@@ -772,13 +837,11 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 }
 
 /* Mark in ctx the epoch a slot still holding counts was counted under. */
-static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
-		      const struct tb_passslot *pass, void *ctx)
+static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop, void *ctx)
 {
 	unsigned char *held = ctx;
 
 	(void)i;
-	(void)pass;
 	if (drop->dropped_packets || drop->monitored_packets)
 		held[deny->drop_epoch] = 1;
 	return 0;
@@ -790,7 +853,7 @@ static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_d
 int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next)
 {
 	unsigned char *held = calloc(1 << 16, 1);
-	int err = held ? slots_each(m, false, epoch_held, held) : -ENOMEM;
+	int err = held ? slots_each(m, epoch_held, held) : -ENOMEM;
 
 	*next = cfg->reset_epoch + 1;
 	for (int tries = 1; !err && held[*next]; tries++) {
@@ -799,26 +862,6 @@ int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u
 		(*next)++;
 	}
 	free(held);
-	return err;
-}
-
-/* Every slot on every CPU, in one call. */
-int pending_passcache_zero(const struct tb_maps *m)
-{
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
-	__u32 keys[TB_DROPCACHE_SLOTS], n = TB_DROPCACHE_SLOTS;
-	void *zero;
-
-	if (ncpu < 0)
-		return ncpu;
-	zero = calloc((size_t)ncpu * TB_DROPCACHE_SLOTS, sizeof(struct tb_passslot));
-	if (!zero)
-		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++)
-		keys[i] = i;
-	if (bpf_map_update_batch(m->passcache, keys, zero, &n, NULL))
-		err = -errno;
-	free(zero);
 	return err;
 }
 
@@ -833,7 +876,7 @@ int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
 	if (err)
 		return err;
 	*cfg = next;
-	return pending_passcache_zero(m);
+	return 0;
 }
 
 __u8 state_owed_shift(__u32 max_addrs)
@@ -879,7 +922,7 @@ int owed_zero(const struct tb_maps *m)
 int bucket_get(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
 	       struct tb_bucket *b)
 {
-	__u32 si = tb_set_index(tb_stripe_hash(a, cfg->stripes, cfg->slot_seed), cfg->table_shift);
+	__u32 si = tb_set_index(tb_stripe_hash(a, cfg->slot_seed), cfg->table_shift);
 	struct tb_set *set = malloc(sizeof(*set));
 	int w, err = set ? 0 : -ENOMEM;
 

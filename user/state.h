@@ -56,6 +56,9 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs);
  * the last pin an attach makes. 0 or -errno. */
 int state_pin_config(const char *dev, struct tb *skel);
 void state_dir(const char *dev, char *buf, size_t len);
+/* Where an upgrade pins a map's new copy until the program that uses it
+ * is hooked: then it is renamed over the old map's pin. */
+#define TB_PENDING ":pending"
 /* Whether dev has a pin directory. */
 bool state_pinned(const char *dev);
 /* A pin directory without a config pin: what an attach killed while it
@@ -75,6 +78,10 @@ int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx);
 int state_pins_begin(void);
 void state_pins_end(int fd);
 void state_pins_prune(void);
+/* Remove dev's pins: all of them (and the emptied directory), or only
+ * those that are no map of this layout, pending or not (what an older
+ * layout pinned). 0, or the first failure as -errno. */
+int state_unpin(const char *dev, bool all);
 /* Serialise tbctl invocations on one device (flock, released at exit). */
 int state_lock(const char *dev);
 /* Wait up to wait_ms for no other tbctl to hold dev's lock: what a
@@ -82,8 +89,10 @@ int state_lock(const char *dev);
  * reading again, to tell an attach or detach in progress from one that
  * was interrupted. False when the lock is still held. */
 bool state_settled(const char *dev, int wait_ms);
-/* Open the pinned maps; -ENOENT when dev is not attached, -EPROTO when
- * they have another layout (state_layout_error says how). */
+/* Open the pinned maps; -ENOENT when dev is not attached, -ESTALE when
+ * they are the layout before this build's (attach upgrades them),
+ * -EPROTONOSUPPORT when older still (attach ... replace starts over),
+ * -EPROTO when newer or otherwise laid out (state_layout_error says how). */
 int state_open(const char *dev, struct tb_maps *m);
 /* While on, state_open opens and checks each device's pins once and hands
  * out copies of its descriptors (for -batch, which holds the locks);
@@ -91,6 +100,12 @@ int state_open(const char *dev, struct tb_maps *m);
 void state_keep(bool on);
 void state_forget(void);
 const char *state_layout_error(void);
+/* What to do about pins too old to upgrade (-EPROTONOSUPPORT). */
+const char *state_too_old(const char *dev);
+/* Open the config and the rule maps of pins of any layout whose rules
+ * this build reads (the rest of m -1), for attach ... replace; -EPROTO
+ * with state_layout_error() saying why when it reads them not. */
+int state_open_rules(const char *dev, struct tb_maps *m);
 /* Open the pinned config alone (what detach and upgrades need, whatever
  * else the pins hold), of any layout, and read it by the beginning every
  * layout shares (fields it lacks read 0). */
@@ -98,12 +113,9 @@ int state_open_config(const char *dev, int *fd);
 int state_config_get(int fd, struct tb_config *cfg);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
 int stats_sum(const struct tb_maps *m, struct tb_stats *out);
-/* The packets the datapath counted per CPU and has not yet added to the
- * buckets: over-limit ones (dropcache), and ones admitted from credit by
- * layout 5 until an upgrade drains them (passcache). Found by address in
- * whichever slot holds them: during an upgrade, programs that place
- * addresses differently share the caches. One entry per address and
- * slot holding its counts. */
+/* The over-limit packets the datapath counted per CPU (dropcache) and has
+ * not yet added to the buckets, found by address in whichever slot
+ * holds them. One entry per address and slot holding its counts. */
 struct tb_pending_at {
 	struct tb_addr addr;
 	__u32 slot;
@@ -138,11 +150,9 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
  * counts was counted under: a reset moves to it, which makes every CPU's
  * pending drops stale. */
 int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next);
-/* Empty the passcache, which only an older layout's program writes. */
-int pending_passcache_zero(const struct tb_maps *m);
 /* Start a reset from user space (before the buckets are deleted): the
- * next reset epoch goes to the config and to *cfg, and the passcache is
- * emptied. reset counters has its program write the epoch instead. */
+ * next reset epoch goes to the config and to *cfg. reset counters has its
+ * program write the epoch instead. */
 int pending_restart(const struct tb_maps *m, struct tb_config *cfg);
 /* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
  * up to a power of two, and at least one per lock stripe (tb_abi.h). */

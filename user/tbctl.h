@@ -28,6 +28,7 @@ struct cmd_args {
 	bool has_key;
 	__u32 max_addrs;       /* 0: keep the pinned table's, or the default */
 	bool fq;               /* install fq as the root qdisc (for action shape) */
+	bool replace;          /* start over: the pins' rules kept, the rest not */
 	/* rule set / del */
 	struct tb_prefix prefix;
 	struct rule_spec spec;
@@ -121,6 +122,9 @@ extern const struct command cmd_show, cmd_stats, cmd_reset;
 extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
 int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
+/* One rule as a "rule set" line to f, in units that keep every value
+ * exact (cmd_config.c). */
+void rule_save(FILE *f, const char *dev, const struct tb_rule *r);
 /* Non-zero (said) when a re-attach asks for another mode, key or table
  * size than the pinned config has. */
 int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg);

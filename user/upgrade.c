@@ -1,40 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Upgrades. attach over the pins of an older build keeps every map whose
- * layout did not change, so buckets and counters stay where the datapath
- * writes them and the program swap stays atomic. A map whose values grew
- * is made anew, pinned as NAME:pending and renamed over the old pin once
- * the new program is hooked and the map filled. One the datapath only
- * reads is copied before the hook (the old program, until then, reads
- * the old map, whose contents are the same). libbpf creates the maps
- * that are new at load; what remains is rewritten here. Per layout:
- *   1 -> 2: owed[] is new (config.owed_shift sizes it), and struct
- *           tb_rate gained the reciprocal tb_origin uses, zero in layout 1
- *           rules (which only makes re-created buckets start emptier):
- *           every rule is published again, computed by this build.
- *   2 -> 3: struct tb_rule and struct tb_config grew spare room: rules
- *           and config are copied into new maps.
- *   7 -> 8: the config's slot seed is drawn (upgrade_config). The caches
- *           stay shared: entries either program placed are found by
- *           address (state.c, pending_read) and flushed by address.
- *   8 -> 9: nothing moves. Lock stripes and owed[] slots keep the fold
- *           (tb_config.stripes 0), which the older program shares until
- *           the swap settles and which buckets made before it are
- *           guarded by; only a fresh attach places them by the keyed
- *           hash.
- *  10 -> 11: flushseq is new. Until the swap the older program flushes
- *           without it, so a read then may count a batch twice, as that
- *           build's reads could.
- *  11 -> 12: buckets, an LRU hash until now, become the table (an array
- *           of sets, made anew and sized from config.max_addrs), into
- *           which the older buckets move as below; config.table_shift
- *           and .ways are set (upgrade_config).
- * Buckets, shared buckets and the global counters that grew are made anew
- * too, but not copied: the older program writes them until the swap.
- * Instead the new program takes each bucket over from the older map as
- * its address is next seen (bpf/migrate.h), and once the swap has settled
- * tb_migrate moves the rest (bpf/tb.bpf.c). Shared buckets, which the new
- * program cannot reach in the older map (the kernel nests no map with a
- * spin lock), stand empty from the swap until that merge. */
+/* Upgrades from the layout before this build's. attach keeps every map
+ * whose layout did not change, so buckets and counters stay where the
+ * datapath writes them and the program swap stays atomic. A map whose
+ * values grew is made anew, pinned as NAME:pending and renamed over the
+ * old pin once the new program is hooked and the map filled. One the
+ * datapath only reads is copied before the hook (the old program, until
+ * then, reads the old map, whose contents are the same). Shared buckets
+ * and the global counters, which the older program writes until the
+ * swap, are merged once it has settled (tb_migrate, bpf/tb.bpf.c):
+ * shared buckets stand empty until then, since the new program cannot
+ * reach the older map (the kernel nests no map with a spin lock). Maps
+ * the older layout pinned and this one has not are unpinned last. A kill
+ * anywhere leaves pins that the next attach finishes or does again. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/membarrier.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -57,20 +33,16 @@ static const bool datapath_writes[] = { TB_MAPS(TB_MAP_WRITTEN) };
 
 enum {
 	CONFIG = offsetof(struct tb_maps, config) / sizeof(int),
-	BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
 	SHARED = offsetof(struct tb_maps, shared) / sizeof(int),
 	STATS = offsetof(struct tb_maps, stats) / sizeof(int),
 };
 
 /* Of the maps the datapath writes, how much of a value every layout has,
- * for those an upgrade can carry when they change (buckets: only from the
- * LRU hash of layouts up to 11 into the table); 0 for the others, which
+ * for those an upgrade merges when they grow; 0 for the others, which
  * both programs must share during the swap. */
 static __u32 movable_common(int i)
 {
 	switch (i) {
-	case BUCKETS:
-		return TB_BUCKET_COMMON;
 	case SHARED:
 		return offsetof(struct tb_shared, b) + TB_BUCKET_COMMON;
 	case STATS:
@@ -142,8 +114,8 @@ int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)
 		return 0;
 	/* The maps of one load are all used by its program, or none. */
 	if (live) {
-		/* Buckets not all moved yet: the upgrade that attach now
-		 * does again takes the pending maps up and finishes. */
+		/* Not merged yet: the upgrade that attach now does again
+		 * takes the pending maps up and finishes. */
 		for (int i = 0; i < tb_map_count; i++) {
 			pin_of(dev, i, true, path, sizeof(path));
 			if (movable_common(i) && !access(path, F_OK))
@@ -167,7 +139,6 @@ void upgrade_moves_init(struct upgrade_moves *mv)
 		mv->old[i] = -1;
 		mv->fresh[i] = false;
 	}
-	mv->inner = -1;
 }
 
 static void upgrade_moves_close(struct upgrade_moves *mv)
@@ -177,52 +148,12 @@ static void upgrade_moves_close(struct upgrade_moves *mv)
 			close(mv->old[i]);
 		mv->old[i] = -1;
 	}
-	if (mv->inner >= 0)
-		close(mv->inner);
-	mv->inner = -1;
-}
-
-int upgrade_bind_prev(struct tb *skel, struct upgrade_moves *mv, int i, int fd)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o);
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int btf = -1, err;
-
-	switch (i) {
-	case SHARED:
-		return bpf_map__reuse_fd(skel->maps.shared_prev, fd);
-	case STATS:
-		return bpf_map__reuse_fd(skel->maps.stats_prev, fd);
-	}
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	skel->rodata->tb_prev_credit = info.value_size < TB_BUCKET_SIZE_V4 ? TB_PREV_CREDIT_NONE :
-				       info.value_size == TB_BUCKET_SIZE_V4 ? TB_PREV_CREDIT_GRANTED :
-				       TB_PREV_CREDIT_COUNTED;
-	/* The older buckets' inner map template, made like them, BTF and
-	 * all: kernels up to 6.1 also compare what their BTF finds. */
-	if (info.btf_id && (btf = bpf_btf_get_fd_by_id(info.btf_id)) >= 0) {
-		o.btf_fd = btf;
-		o.btf_key_type_id = info.btf_key_type_id;
-		o.btf_value_type_id = info.btf_value_type_id;
-	}
-	mv->inner = bpf_map_create(info.type, "buckets_prev", info.key_size, info.value_size, 1, &o);
-	err = mv->inner < 0 ? -errno : 0;
-	if (btf >= 0)
-		close(btf);
-	return err ? err : bpf_map__set_inner_map_fd(skel->maps.buckets_prev, mv->inner);
 }
 
 /* Whether map i of this layout can take over old map info, and if so
- * binds what the new program reads the older map through. */
-static int plan_move(struct tb *skel, struct upgrade_moves *mv, int i, struct bpf_map *map,
-		     const struct bpf_map_info *info, int fd)
+ * binds the older map for the merge to read. */
+static int plan_move(struct tb *skel, int i, struct bpf_map *map, const struct bpf_map_info *info, int fd)
 {
-	if (i == BUCKETS)
-		return info->type == BPF_MAP_TYPE_LRU_HASH && info->key_size == sizeof(struct tb_addr) &&
-		       info->value_size >= TB_BUCKET_COMMON && info->value_size <= TB_BUCKET_PREV_MAX ?
-		       upgrade_bind_prev(skel, mv, i, fd) : -EPROTO;
 	if (info->type != bpf_map__type(map) || info->key_size != bpf_map__key_size(map) ||
 	    info->max_entries != bpf_map__max_entries(map))
 		return -EPROTO;
@@ -231,7 +162,7 @@ static int plan_move(struct tb *skel, struct upgrade_moves *mv, int i, struct bp
 	if (!movable_common(i) || info->value_size < movable_common(i) ||
 	    info->value_size > bpf_map__value_size(map))
 		return -EPROTO;
-	return upgrade_bind_prev(skel, mv, i, fd);
+	return bpf_map__reuse_fd(i == SHARED ? skel->maps.shared_prev : skel->maps.stats_prev, fd);
 }
 
 #define TB_MAP_OF_SKEL(name, type, key, value, written) skel->maps.name,
@@ -265,7 +196,7 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 			close(fd);      /* kept: the load reuses it */
 			continue;
 		}
-		err = plan_move(skel, mv, i, map, &info, fd);
+		err = plan_move(skel, i, map, &info, fd);
 		if (err == -EPROTO) {
 			snprintf(error_msg, sizeof(error_msg),
 				 "map %s changed (type %u, key %u, value %u bytes, %u entries; this build's: "
@@ -399,7 +330,6 @@ static int shared_stand_in(int from, int to)
 int upgrade_copy(const struct upgrade_moves *mv, struct tb *skel)
 {
 	struct tb_maps m;
-	__u32 zero = 0;
 	int err = 0;
 
 	maps_from_skel(skel, &m);
@@ -408,9 +338,6 @@ int upgrade_copy(const struct upgrade_moves *mv, struct tb *skel)
 			continue;
 		if (!datapath_writes[i])
 			err = upgrade_copy_map(mv->old[i], m.fd[i]);
-		else if (i == BUCKETS &&
-			 bpf_map_update_elem(bpf_map__fd(skel->maps.buckets_prev), &zero, &mv->old[i], BPF_ANY))
-			err = -errno;
 		else if (i == SHARED && mv->fresh[i])
 			err = shared_stand_in(mv->old[i], m.fd[i]);
 	}
@@ -432,25 +359,16 @@ int upgrade_finish(const struct upgrade_moves *mv, struct tb *skel)
 	struct tb_migrate_req req = {
 		.shared = mv->old[SHARED] >= 0,
 		.stats_cpus = mv->old[STATS] >= 0 ? libbpf_num_possible_cpus() : 0,
-		/* Layout 5 counted admissions from credit there. */
-		.passcache_cpus = mv->old[BUCKETS] >= 0 ? libbpf_num_possible_cpus() : 0,
 	};
 	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } f = { req };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .repeat = 1);
-	__u32 zero = 0;
 
-	if (mv->old[BUCKETS] < 0 && !req.shared && !req.stats_cpus)
+	if (!req.shared && !req.stats_cpus)
 		return 0;
 	grace_period();
 	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o))
 		return -errno;
-	if (o.retval != XDP_PASS)
-		return -EINVAL;
-	/* Everything moved: the older buckets go with the last reference. */
-	if (mv->old[BUCKETS] >= 0 && bpf_map_delete_elem(bpf_map__fd(skel->maps.buckets_prev), &zero) &&
-	    errno != ENOENT)
-		return -errno;
-	return 0;
+	return o.retval == XDP_PASS ? 0 : -EINVAL;
 }
 
 int upgrade_abandon(const char *dev, struct upgrade_moves *mv)
@@ -480,63 +398,11 @@ int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel)
 	return err ? err : moved ? settle_all(dev) : 0;
 }
 
-unsigned int upgrade_layout_of(const struct tb_config *cfg)
-{
-	return cfg->layout ? cfg->layout : 1;
-}
-
-void upgrade_config(struct tb_config *cfg)
-{
-	if (!cfg->owed_shift)
-		cfg->owed_shift = state_owed_shift(cfg->max_addrs);
-	if (!cfg->table_shift) {
-		cfg->table_shift = tb_table_shift(cfg->max_addrs);
-		cfg->ways = tb_table_ways(cfg->max_addrs);
-	}
-	/* A failed draw leaves 0, which places addresses as well, only not
-	 * secretly: no reason to refuse an attach. A draw of 0 is redrawn. */
-	for (int i = 0; !cfg->slot_seed && i < 4; i++)
-		if (getrandom(&cfg->slot_seed, sizeof(cfg->slot_seed), 0) < 0 && errno != EINTR)
-			break;
-}
-
-/* Each rule to a fresh slot with this build's tb_rate_make; buckets keep
- * their levels across the change, as on any rule change. */
-static int republish_rules(const struct tb_maps *m)
-{
-	struct ruleset *rs = calloc(1, sizeof(*rs));
-	struct tb_prefix *p = calloc(TB_MAX_RULES, sizeof(*p));
-	struct rule_spec *s = calloc(TB_MAX_RULES, sizeof(*s));
-	int n = 0, err;
-
-	err = rs && p && s ? ruleset_load(rs, m) : -ENOMEM;
-	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
-		if (!rs->rules[id].in_use)
-			continue;
-		rule_prefix(&rs->rules[id], &p[n]);
-		rule_spec_of(&rs->rules[id], &s[n++]);
-	}
-	for (int i = 0; !err && i < n; i++) {
-		int id = ruleset_set(rs, &p[i], &s[i]);
-
-		err = id < 0 ? id : 0;
-	}
-	free(rs);
-	free(p);
-	free(s);
-	return err;
-}
-
-int upgrade_maps(const struct tb_maps *m, struct tb_config *cfg)
+int upgrade_maps(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
 {
 	__u32 zero = 0;
-	int err = 0;
+	int err = state_unpin(dev, false);
 
-	if (upgrade_layout_of(cfg) < 2)
-		err = republish_rules(m);
-	/* The rules bumped the generation: the config is read afresh. */
-	if (!err && bpf_map_lookup_elem(m->config, &zero, cfg))
-		err = -errno;
 	if (err)
 		return err;
 	cfg->layout = TB_LAYOUT;

@@ -57,17 +57,6 @@ setup() {
 	netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "${SRC4[@]}" "${SRC6[@]}"
 }
 
-# no_older_buckets TBCTL...: the program on DEV_R, as the tbctl command
-# TBCTL... reports it, holds no older layout's buckets (its buckets_prev,
-# if it has one, is empty): an upgrade has let go of them.
-no_older_buckets() {
-	local id prog m
-	id=$(prog_id "$@") && prog=$(bpftool -j prog show id "$id") || return 1
-	m=$(bpftool -j map show | jq --argjson prog "$prog" \
-		'.[] | select(.name == "buckets_prev" and (.id as $i | $prog.map_ids | index($i) != null)) | .id')
-	[[ -z $m || $(bpftool -j map dump id "$m") == "[]" ]] || { echo "older buckets still held"; return 1; }
-}
-
 # prog_id TBCTL...: the id of the program on DEV_R, as the tbctl command
 # TBCTL... reports it. Without jq: these checks run hundreds of times.
 prog_id() {

@@ -1,48 +1,22 @@
 #!/usr/bin/env bash
-# Upgrades under traffic from every earlier layout, each built from this
-# repository's history, and to the next one, built from this tree as a
-# fixture (-DTB_FIXTURE_NEXT_LAYOUT):
-#   layout 1 (4cd9fe4): owed[] is new and every rule is published again;
-#   layout 2 (f9740f1): rules and config grew, so they are copied into new
-#                       maps, pinned aside and renamed into place once the
-#                       new program is hooked;
-#   layout 3 (123fc4c): buckets grew (their credit), so the new program
-#                       takes each bucket over from the older map;
-#   layout 4 (64b4725): passcache is new, and both programs share the
-#                       buckets, whose passed counters the older one adds
-#                       to without the lock;
-#   layout 5 (46aff70): buckets grew (the credit counts what it admits),
-#                       so the new program takes each bucket and its
-#                       credit over, and what the older one left in the
-#                       passcache is added to them once the swap settled;
-#   layout 6 (a93f1ef): denycache is new, which the load makes and pins;
-#   layout 7 (89288cc): the config's spare room takes a slot seed, and the
-#                       two programs place addresses in the caches they
-#                       share differently, which tbctl reads by address;
-#   layout 8 (c7e79cf): nothing moves; the lock stripes and owed[] slots
-#                       keep the fold that both programs share, and attach
-#                       says how to have them keyed;
-#   layout 9 (38ac8cf): nothing moves; the config's spare room and the
-#                       denycache slots' padding take the reset epochs,
-#                       zero in both, as the older program leaves them;
-#   layout 10 (8cdc167): flushseq is new, which the load makes and pins;
-#   layout 11 (08d331a): the LRU buckets become tbctl's own table, into
-#                       which the new program takes each bucket over from
-#                       the older map, as for layouts 3 and 5;
-#   this layout to the fixture's: shared buckets and the global counters
-#                       grew, so they are merged once the swap has settled,
-#                       while both programs share the table.
-# For each: the older build attaches and sets rules; the newer build's
-# other commands refuse the older pins; its attach upgrades them while
-# sources send at twice their caps. They stay within b + r*T across the
-# upgrade, their counters and the rules carry on, the program on the
-# device uses the maps that are pinned, and nothing is left aside. Then the
-# upgrade is killed at a sample of its kill points (kill_points: bpf()
-# calls, the membarrier, each rename that moves a map), one from every
-# phase, drawn from TB_SEED (all of them under TB_FULL=1): the next attach
-# finishes it (or does it again), with the rules intact and the datapath
-# on the pinned maps. Last, a layout-11 device deleted and made again: one
-# attach takes its pins over and upgrades them.
+# Upgrades under traffic from the layout before this one, built from this
+# repository's history (tests/older.sh), and to the next one, built from
+# this tree as a fixture (-DTB_FIXTURE_NEXT_LAYOUT), whose shared buckets
+# and global counters grew, so that they are merged once the swap has
+# settled while both programs share the table. For each: the older build
+# attaches and sets rules; the newer build's other commands refuse the
+# older pins; its attach upgrades them while sources send at twice their
+# caps. They stay within b + r*T across the upgrade, their counters and
+# the rules carry on, the program on the device uses the maps that are
+# pinned, and nothing is left aside. Then the upgrade is killed at a
+# sample of its kill points (kill_points: bpf() calls, the membarrier,
+# each rename that moves a map), one from every phase, drawn from TB_SEED
+# (all of them under TB_FULL=1): the next attach finishes it (or does it
+# again), with the rules intact and the datapath on the pinned maps.
+# Pins two layouts old are refused, by every command, with what to do;
+# attach ... replace starts over on them with their rules. Last, a device
+# deleted and made again: one attach takes its pins over and upgrades
+# them.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -71,6 +45,10 @@ on_pins() {
 	[[ -z $missed ]] || { echo "the program does not use the pinned" $missed; return 1; }
 }
 nothing_aside() { ! ls "$PINS" | grep -q ':pending'; }
+# The pins are this tree's maps (the fixture's are the same), no others.
+only_this_layout() {
+	[[ "$(ls "$PINS" | sort | xargs)" == "$(awk -F'[(,]' '$1 == "\tX" { print $2 }' "$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
+}
 consistent() { on_pins && nothing_aside; }
 
 # The shared prefix's source sends too, and the older build's rules.
@@ -78,16 +56,15 @@ SHARED_SRC=198.18.32.10
 ip -n "$NS_S" addr add "$SHARED_SRC/16" dev "$DEV_S"
 netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "$SHARED_SRC"
 SHARED_RATE=250000      # 2mbit, and its default burst of 1 s
-lets_go() { no_older_buckets tnew; }
 # Attached, and nothing of an upgrade left for the next attach to do
 # (what is left aside shows in nothing_aside).
 finished() {
 	tnew -j status dev "$DEV_R" | jq -e '.[0] | .attached and (has("error") | not)' >/dev/null
 }
 # Before a kill: 20 datagrams from a capped source, 20 from one whose
-# rule's burst sets aside credit for 30 of them (layouts 4 on admit the
-# last 19 without the lock) and 20 from the shared prefix, all within
-# their bursts; after it, each counted exactly once.
+# rule's burst sets aside credit for 30 of them (the last 19 admitted
+# without the lock) and 20 from the shared prefix, all within their
+# bursts; after it, each counted exactly once.
 CREDIT_SRC=198.18.0.11
 counted() {
 	local src
@@ -119,18 +96,9 @@ upgrade() {
 		done
 	}
 	# Attach and the rules in one run of the older build, before each kill.
-	# Builds before 8901bdd lose a race with the detach of the last other
-	# device, which make test's other lane runs: it removes the emptied
-	# pins' root while their attach is about to pin into it. That bug is
-	# theirs, fixed since, so their setup is tried again when it strikes.
 	old_setup() {
-		local try
-		for try in 1 2 3; do
-			{ echo "attach dev $DEV_R mode xdp"; printf "rule set dev $DEV_R %s\n" "${rule_args[@]}"; } |
-				told -batch - 2>"$tmp/setup.err" && return 0
-			grep -q "load BPF program and maps: No such file or directory" "$tmp/setup.err" || break
-			told detach dev "$DEV_R" >/dev/null 2>&1
-		done
+		{ echo "attach dev $DEV_R mode xdp"; printf "rule set dev $DEV_R %s\n" "${rule_args[@]}"; } |
+			told -batch - 2>"$tmp/setup.err" && return 0
 		cat "$tmp/setup.err" >&2
 		return 1
 	}
@@ -161,7 +129,6 @@ upgrade() {
 		bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout $from to $to' $tmp/upgrade"
 	check "the rules are the same after the upgrade" [ "$(rules tnew)" = "$before" ]
 	check "the program on the device uses the pinned maps, and no pin is left aside" consistent
-	check "it holds no older buckets" lets_go
 	check "the upgraded device has owed[] and a healthy status" \
 		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"
 
@@ -176,22 +143,7 @@ upgrade() {
 	check "its shared bucket's counters carried on: $spassed passed of ${sgot:-0} received" [ "${spassed:-0}" -ge "${sgot:-0}" ]
 	check "the global counters carried on" \
 		[ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -ge "$((${got:-0} + ${sgot:-0}))" ]
-	# A config kept from an older layout is described by that build's BTF,
-	# where the seed is still the first spare word.
-	seed=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .slot_seed // .spare[0]')
-	check "the upgraded config has a seed for the caches' slots ($seed)" [ "${seed:-0}" != 0 ]
-	# The stripe placement was the config's pad byte before layout 9.
-	stripes=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 | jq '.formatted.value | .stripes // .pad')
-	if ((from < 9)); then
-		check "layout $from's pins keep the folded stripes ($stripes), and attach and status say so" \
-			bash -c "[ '$stripes' = 0 ] && grep -q \"keep layout $from's placement\" $tmp/upgrade &&
-				[ \"\$(nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -r '.[0].stripes')\" = fold ] &&
-				nsenter --net=/var/run/netns/$NS_R $new status dev $DEV_R | grep -q 'lock stripes folded'"
-	else
-		check "layout $from's keyed stripes stay keyed ($stripes), with nothing said of them" \
-			bash -c "[ '$stripes' = 1 ] && ! grep -q placement $tmp/upgrade &&
-				[ \"\$(nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -r '.[0].stripes')\" = keyed ]"
-	fi
+	check "only the pins of layout $to are left: $(ls "$PINS" | xargs)" only_this_layout
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
@@ -222,7 +174,6 @@ upgrade() {
 		[[ $(rules tnew 2>/dev/null) == "$before" ]] || { bad=1; echo "kill at $call $when: rules now $(rules tnew 2>&1)"; }
 		finished || { bad=1; echo "kill at $call $when: not finished"; }
 		consistent || { bad=1; echo "kill at $call $when: pins and program disagree"; }
-		lets_go || { bad=1; echo "kill at $call $when: the program kept the older buckets"; }
 		carried || { bad=1; echo "kill at $call $when: counters not carried exactly once"; }
 	done
 	check "upgrade from layout $from killed at $kills (seed $TB_SEED): the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
@@ -256,20 +207,70 @@ if [[ -z $older ]]; then
 	# Ended before the scratch directory goes (it ends once its make does).
 	session_cleanup() { kill "$builder" 2>/dev/null; wait "$builder"; }
 fi
-upgrade_from() { # LAYOUT COMMIT
-	local old=$older/v$1
+# older_build LAYOUT: tests/older.sh's build of that layout, once made.
+older_build() {
+	local old=$older/v$1 commit
+	commit=$("$ROOT/tests/older.sh" --list | awk -F: -v l="$1" '$1 == l { print $2 }')
 	while [[ ! -s $old.built ]]; do sleep 0.1; done
-	check "a layout-$1 build, $2, is in this repository's history" [ "$(cat "$old.built")" != archive ]
+	check "a layout-$1 build, $commit, is in this repository's history" [ "$(cat "$old.built")" != archive ]
 	[[ $(cat "$old.built") == make ]] && tail -n 20 "$old.log"
 	check "it builds" [ "$(cat "$old.built")" = ok ]
-	upgrade "$1" "$old/build/tbctl" "$LAYOUT" "$TBCTL"
 }
 
-for lc in $("$ROOT/tests/older.sh" --list); do
-	upgrade_from "${lc%%:*}" "${lc#*:}"
-done
+older_build $((LAYOUT - 1))
+upgrade $((LAYOUT - 1)) "$older/v$((LAYOUT - 1))/build/tbctl" "$LAYOUT" "$TBCTL"
 check "the fixture of the next layout builds" make -s -C "$ROOT" BUILD="$B" fixture
 upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
+
+# replace_from FROM OLD_TBCTL: pins two layouts old are refused by every
+# command, attach included, with what to do, and changed by none; attach
+# ... replace starts over on them, with their rules, mode and table size.
+replace_from() {
+	local from=$1 old=$2 before out code cmd
+	told() { run_r "$old" "$@"; }
+	tnew() { run_r "$TBCTL" "$@"; }
+	check "layout $from attaches and sets rules" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $old -batch - <<<'attach dev $DEV_R mode xdpgeneric max-addrs 4096
+rule set dev $DEV_R default rate 8mbit burst 16k
+rule set dev $DEV_R 198.18.0.16/28 rate 1000pps burst 20 cost packets
+rule set dev $DEV_R 198.18.32.0/24 rate 2mbit scope shared
+rule set dev $DEV_R 2001:db8::/64 rate 1mbit action monitor'"
+	sends() { in_s "$TBGEN" send --src 198.18.0.10 --dst 198.18.0.2 --port 9001 --size $PAYLOAD --count 10 \
+		--pps 1000 >/dev/null; }
+	check "a source sends to it" sends
+	before=$(rules told)
+	for cmd in "rule list" "show" "stats" "reset counters"; do
+		out=$(tnew $cmd dev "$DEV_R" 2>&1)
+		code=$?
+		check "$cmd refuses layout $from's pins (exit $code), naming both ways out: $out" \
+			bash -c "[ $code != 0 ] && grep -q 'detach with the build that made them, or tbctl attach dev $DEV_R replace' <<<\"\$1\"" _ "$out"
+	done
+	check "status names the device as too old to upgrade" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].error | test(\"attach dev $DEV_R replace\")' >/dev/null"
+	out=$(tnew attach dev "$DEV_R" 2>&1)
+	code=$?
+	check "attach refuses them (exit $code), naming both ways out: $out" \
+		bash -c "[ $code != 0 ] && grep -q 'upgrades only layout $((LAYOUT - 1))' <<<\"\$1\"" _ "$out"
+	check "and changed nothing: layout $from's build still reads its rules and counters" \
+		bash -c "[ \"\$1\" = \"\$2\" ] && [ \"\$(nsenter --net=/var/run/netns/$NS_R $old -j stats dev $DEV_R | jq .passed_packets)\" -gt 0 ]" \
+		_ "$(rules told)" "$before"
+	out=$(tnew attach dev "$DEV_R" replace qdisc fq 2>&1)
+	code=$?
+	check "attach replace with options that cannot work (exit $code: $out) removes nothing" \
+		bash -c "[ $code != 0 ] && [ \"\$1\" = \"\$2\" ]" _ "$(rules told)" "$before"
+	check "attach dev replace starts over" tnew attach dev "$DEV_R" replace
+	check "the rules are the same after it" [ "$(rules tnew)" = "$before" ]
+	check "the counters are not" [ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
+	check "mode and table size kept" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].mode == \"xdpgeneric\" and .[0].max_addrs == 4096' >/dev/null"
+	check "the program on the device uses the pinned maps" consistent
+	check "only the pins of layout $LAYOUT are there: $(ls "$PINS" | xargs)" only_this_layout
+	check "the device polices again" sends
+	check "and counts" [ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -gt 0 ]
+	check "detach" tnew detach dev "$DEV_R"
+}
+older_build $((LAYOUT - 2))
+replace_from $((LAYOUT - 2)) "$older/v$((LAYOUT - 2))/build/tbctl"
 
 # adopt_upgrade FROM OLD_TBCTL: the older build's device is deleted and
 # made again under its name (a veth or tunnel brought up anew); this
@@ -298,5 +299,5 @@ rule set dev $DEV_R 198.18.0.16/28 rate 4mbit burst 8k'"
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].attached and .[0].device == \"here\"' >/dev/null"
 	check "detach" tnew detach dev "$DEV_R"
 }
-adopt_upgrade 11 "$older/v11/build/tbctl"
+adopt_upgrade $((LAYOUT - 1)) "$older/v$((LAYOUT - 1))/build/tbctl"
 summary
