@@ -289,8 +289,8 @@ check "detach removed them" [ ! -e "$pins" ]
 # naming the map, and leaves the pins as they were, none set aside.
 check "attach again" tb attach dev "$DEV_R"
 read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"
-bytes[22]=0x02
-check "mark the pins as layout 2" bpftool map update pinned "$pins/config" key 0 0 0 0 value "${bytes[@]}"
+bytes[22]=$(printf '0x%02x' $((LAYOUT - 1)))
+check "mark the pins as layout $((LAYOUT - 1))" bpftool map update pinned "$pins/config" key 0 0 0 0 value "${bytes[@]}"
 rm -f "$pins/dropcache"
 check "pin a dropcache of another value size" \
 	bpftool map create "$pins/dropcache" type percpu_array key 4 value 56 entries 256 name dropcache
