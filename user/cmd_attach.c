@@ -268,13 +268,14 @@ static int replace_rules(const struct tb_maps *m, const struct kept_rules *k)
 	return err;
 }
 
-static int run_attach(const struct cmd_args *args)
+/* attach; with replace, the pins' rules go to *kept before the old pins
+ * are removed. */
+static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 {
 	struct cmd_args attach = *args, *a = &attach;
 	struct tb_maps old = {}, m;
 	struct tb_config cfg = {};
 	struct upgrade_moves moves;
-	struct kept_rules kept = {};
 	struct utsname un = {};
 	bool existing, upgrading, own_qdisc = false, new_fq = false, abandon = false;
 	struct tb *skel = NULL;
@@ -308,7 +309,7 @@ static int run_attach(const struct cmd_args *args)
 	if (a->replace && err != -ENOENT) {
 		if (!err)
 			maps_close(&old);
-		if (replace(a, &kept))
+		if (replace(a, k))
 			return 1;
 		err = -ENOENT;
 	}
@@ -477,7 +478,7 @@ static int run_attach(const struct cmd_args *args)
 				 "rules, buckets and counters kept", a->dev, from, TB_LAYOUT);
 		}
 	}
-	if (!err && kept.r && (err = replace_rules(&m, &kept))) {
+	if (!err && k->r && (err = replace_rules(&m, k))) {
 		out_error("attach dev %s replace: set the rules again: %s", a->dev, strerror(-err));
 		err = 1;
 	}
@@ -489,13 +490,21 @@ out:
 		state_unpin(a->dev, true);
 	if (err && new_fq)
 		qdisc_fq_delete(ifindex);
+	tb__destroy(skel);
+	return err;
+}
+
+static int run_attach(const struct cmd_args *args)
+{
+	struct kept_rules kept = {};
+	int err = attach_device(args, &kept);
+
 	if (err && kept.r) {
-		fprintf(stderr, "attach dev %s replace: the old pins are gone; their rules were:\n", a->dev);
+		fprintf(stderr, "attach dev %s replace: the old pins are gone; their rules were:\n", args->dev);
 		for (int i = 0; i < kept.n; i++)
-			rule_save(stderr, a->dev, &kept.r[i]);
+			rule_save(stderr, args->dev, &kept.r[i]);
 	}
 	free(kept.r);
-	tb__destroy(skel);
 	return err;
 }
 
