@@ -92,6 +92,13 @@ struct {
 	__type(value, struct tb_flushseq);
 } flushseq SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_DROPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tb_placeslot);
+} placecache SEC(".maps");
+
 /* What evicted buckets still owe (tb_abi.h); size set by tbctl at load
  * with tb_config.owed_shift. */
 struct {

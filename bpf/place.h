@@ -14,10 +14,27 @@ _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");
 _Static_assert(TB_OWED_MIN_SHIFT >= TB_LOCK_SHIFT, "an owed slot within one stripe");
 _Static_assert(TB_TABLE_MIN_SHIFT >= TB_LOCK_SHIFT, "a set within one stripe");
 
-/* The hash that places address a's set, lock stripe and owed[] slot. */
-static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct tb_addr *a)
+/* The hash that places address a, whose cache slot is ci: its set, lock
+ * stripe and owed[] slot. SipHash runs once per address and CPU while
+ * the address keeps its slot: a busy address pays a compare, not 13 ns. */
+static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct tb_addr *a, __u32 ci)
 {
-	return tb_stripe_hash(a, cfg->slot_seed);
+	const __u64 *k = (const __u64 *)a;
+	struct tb_placeslot *c;
+	__u64 *at;
+
+	if (cfg->place != TB_PLACE_SIPHASH)
+		return tb_place_hash(cfg, a);
+	c = bpf_map_lookup_elem(&placecache, &ci);
+	if (!c)
+		return tb_place_hash(cfg, a);
+	/* This CPU's own slot: plain loads, no other CPU writes it. */
+	at = (__u64 *)&c->addr;
+	if ((at[0] ^ k[0]) | (at[1] ^ k[1])) {
+		c->h = tb_place_hash(cfg, a);
+		c->addr = *a;
+	}
+	return c->h;
 }
 
 /* The stripe whose lock serialises the bucket of the address placed h. */
@@ -63,14 +80,14 @@ static __always_inline void tb_owe(__u64 *slot, int out, const struct tb_level *
 /* Address key's set, placed h (tb_place); 0 when the config has no
  * table, which cannot be. */
 static __always_inline struct tb_set *tb_set_of(const struct tb_config *cfg, const struct tb_addr *key,
-						__u32 *h)
+						__u32 ci, __u32 *h)
 {
 	__u32 si;
 
 	if (cfg->table_shift < TB_TABLE_MIN_SHIFT || cfg->table_shift > 31 || !cfg->ways ||
 	    cfg->ways > TB_WAYS)
 		return 0;
-	*h = tb_place(cfg, key);
+	*h = tb_place(cfg, key, ci);
 	si = tb_set_index(*h, cfg->table_shift);
 	return bpf_map_lookup_elem(&buckets, &si);
 }
@@ -93,10 +110,10 @@ static __always_inline int tb_place_lock(const struct tb_config *cfg, struct tb_
 	return p->lk != 0;
 }
 
-static __always_inline int tb_place_of(const struct tb_config *cfg, const struct tb_addr *key,
+static __always_inline int tb_place_of(const struct tb_config *cfg, const struct tb_addr *key, __u32 ci,
 				       struct tb_place_of *p)
 {
-	p->s = tb_set_of(cfg, key, &p->h);
+	p->s = tb_set_of(cfg, key, ci, &p->h);
 	return p->s && tb_place_lock(cfg, p);
 }
 
@@ -142,7 +159,7 @@ static __always_inline int tb_add_counts(const struct tb_config *cfg, const stru
 	struct tb_place_of p;
 	int w;
 
-	if (!tb_place_of(cfg, key, &p))
+	if (!tb_place_of(cfg, key, tb_dropcache_slot(key, cfg->slot_seed), &p))
 		return 0;
 	bpf_spin_lock(&p.lk->lock);
 	w = tb_way_find(p.s, key, cfg->ways);

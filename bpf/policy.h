@@ -253,7 +253,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);
 	if (v != TB_UNDECIDED)
 		return v;
-	if (!tb_place_of(cfg, key, &s.p))
+	if (!tb_place_of(cfg, key, ci, &s.p))
 		return TB_PASS;
 	v = tb_admitted_by_credit(st, cfg, key, &s, len, pkts);
 	if (v != TB_UNDECIDED)

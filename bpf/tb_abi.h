@@ -349,7 +349,9 @@ struct tb_denyslot {
 /* A keyed mix of the whole address: every bit of it moves the top bits,
  * so addresses that differ in a pattern spread (folding the words by XOR
  * would put all of 2001:db8:0:N::N in one place), under a key drawn at
- * attach (tb_config.slot_seed). */
+ * attach (tb_config.slot_seed). Not a PRF: for IPv4 the key only adds a
+ * constant. It places what a collision only slows: the per-CPU caches'
+ * slots (and, on pins upgraded from layout 12, the table; tb_place_hash). */
 static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
 {
 	const __u64 *k = (const __u64 *)a;
@@ -367,17 +369,64 @@ static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
 	return tb_addr_mix(a, seed) >> 56 & (TB_DROPCACHE_SLOTS - 1);
 }
 
-/* tb_config.stripes of pins whose lock stripes and owed[] slots are
- * placed by tb_stripe_hash; 0 marks pins of layouts before 9, which
- * placed them otherwise and which no upgrade carries. */
-#define TB_STRIPES_KEYED 1
-
-/* The 32-bit hash whose top bits pick an address's lock stripe, owed[]
- * slot and table set, under a key apart from the caches'. */
-static inline __u32 tb_stripe_hash(const struct tb_addr *a, __u32 seed)
+static inline __attribute__((always_inline)) __u64 tb_rotl(__u64 x, int b)
 {
-	return tb_addr_mix(a, (__u64)seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
+	return x << b | x >> (64 - b);
 }
+
+#define TB_SIPROUND(v0, v1, v2, v3)                                     \
+	do {                                                            \
+		v0 += v1; v1 = tb_rotl(v1, 13); v1 ^= v0;               \
+		v0 = tb_rotl(v0, 32);                                   \
+		v2 += v3; v3 = tb_rotl(v3, 16); v3 ^= v2;               \
+		v0 += v3; v3 = tb_rotl(v3, 21); v3 ^= v0;               \
+		v2 += v1; v1 = tb_rotl(v1, 17); v1 ^= v2;               \
+		v2 = tb_rotl(v2, 32);                                   \
+	} while (0)
+
+/* SipHash-1-3 of an address (16 bytes, as two little-endian words) under
+ * a 128-bit key: a keyed PRF, as the kernel's hsiphash on 64-bit
+ * machines, so that without the key no sender can tell which addresses
+ * share a set, a lock stripe or an owed[] slot. About 13 ns here, which
+ * is why the datapath keeps each CPU's latest result per cache slot
+ * (placecache). */
+static inline __attribute__((always_inline)) __u64 tb_siphash13(const struct tb_addr *a, const __u64 key[2])
+{
+	const __u64 *m = (const __u64 *)a, b = 16ULL << 56;
+	__u64 v0 = key[0] ^ 0x736f6d6570736575ULL, v1 = key[1] ^ 0x646f72616e646f6dULL;
+	__u64 v2 = key[0] ^ 0x6c7967656e657261ULL, v3 = key[1] ^ 0x7465646279746573ULL;
+
+	v3 ^= m[0];
+	TB_SIPROUND(v0, v1, v2, v3);
+	v0 ^= m[0];
+	v3 ^= m[1];
+	TB_SIPROUND(v0, v1, v2, v3);
+	v0 ^= m[1];
+	v3 ^= b;
+	TB_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	TB_SIPROUND(v0, v1, v2, v3);
+	TB_SIPROUND(v0, v1, v2, v3);
+	TB_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* How pins place an address's table set, lock stripe and owed[] slot
+ * (tb_config.place), for their whole life: during an upgrade both
+ * programs share the table and the locks. */
+enum tb_place {
+	TB_PLACE_MIX = 1,       /* tb_addr_mix: pins made by layout 12, upgraded */
+	TB_PLACE_SIPHASH = 2,   /* tb_siphash13 under tb_config.place_key */
+};
+
+/* placecache value, per CPU and dropcache slot: the placement hash of the
+ * address this CPU last placed in that slot (TB_PLACE_SIPHASH). */
+struct tb_placeslot {
+	struct tb_addr addr;
+	__u32 h;
+	__u32 pad;
+};
 
 /* owed[] value: per hash slot of addresses, the latest instant by which
  * any bucket hashed there is full again (bucket.h, tb_full_at). A bucket
@@ -412,9 +461,9 @@ struct tb_config {
 	__u8 own_fq;    /* tbctl made fq the root qdisc (attach qdisc fq); detach removes it */
 	__u8 owed_shift; /* owed[] has 2^owed_shift slots (0: none) */
 	__u8 layout;    /* TB_LAYOUT of the build that attached or upgraded */
-	__u8 stripes;   /* TB_STRIPES_KEYED */
-	/* Keys tb_dropcache_slot and tb_stripe_hash; drawn by attach, once
-	 * (0 mixes as well, only not secretly). */
+	__u8 place;     /* enum tb_place; 0 marks pins of layouts before 9 */
+	/* Keys tb_dropcache_slot (and tb_place_hash under TB_PLACE_MIX);
+	 * drawn by attach, once (0 mixes as well, only not secretly). */
 	__u32 slot_seed;
 	/* Bumped by every reset: dropcache counts made under
 	 * an earlier epoch are discarded, by the CPU that made them when it
@@ -432,7 +481,19 @@ struct tb_config {
 	 * Tells tbctl's program on the device without opening it by id,
 	 * which takes CAP_SYS_ADMIN. */
 	__u32 prog_id;
+	/* The secret of TB_PLACE_SIPHASH, from getrandom() at attach. */
+	__u64 place_key[2];
 };
+
+/* The 32-bit hash whose top bits pick an address's table set, lock
+ * stripe and owed[] slot. */
+static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb_config *cfg,
+								 const struct tb_addr *a)
+{
+	if (cfg->place == TB_PLACE_SIPHASH)
+		return tb_siphash13(a, cfg->place_key) >> 32;
+	return tb_addr_mix(a, (__u64)cfg->slot_seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
+}
 
 /* The layout of every map and value here. Any change to them bumps it:
  * tbctl refuses pins of a newer layout, and attach upgrades those of the
@@ -514,6 +575,7 @@ struct tb_reset_req {
 	X(dropcache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_dropslot, 1)       \
 	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
 	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)        \
-	X(flushseq, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_flushseq, 1)
+	X(flushseq, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_flushseq, 1)        \
+	X(placecache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_placeslot, 1)
 
 #endif

@@ -156,8 +156,8 @@ static void many_rules(struct ruleset *rs, __u64 rate, __u64 burst)
 	}
 }
 
-/* The rules of a loaded object, with owed[] in use and keyed stripes as
- * tbctl's fresh attach sets them up. */
+/* The rules of a loaded object, with owed[] in use and SipHash placement
+ * as tbctl's fresh attach sets them up. */
 static struct ruleset *ruleset_of(struct bpf_object *obj)
 {
 	struct ruleset *rs = calloc(1, sizeof(*rs));
@@ -169,7 +169,9 @@ static struct ruleset *ruleset_of(struct bpf_object *obj)
 	if (state_read_config(&m, &cfg))
 		die("read config");
 	cfg.owed_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "owed")));
-	cfg.stripes = TB_STRIPES_KEYED;
+	cfg.place = TB_PLACE_SIPHASH;
+	cfg.place_key[0] = 0x0706050403020100ULL;
+	cfg.place_key[1] = 0x0f0e0d0c0b0a0908ULL;
 	cfg.table_shift = __builtin_ctz(bpf_map__max_entries(bpf_object__find_map_by_name(obj, "buckets")));
 	cfg.ways = TB_WAYS;
 	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY))
@@ -731,7 +733,7 @@ static int fill(const char *dev, __u32 n)
 	}
 	for (__u32 i = 0; i < n; i++) {
 		struct tb_addr a = { .w = { htonl(0x20010db8), 0, htonl(i >> 16), htonl(i & 0xffff) } };
-		struct tb_set *set = &sets[tb_set_index(tb_stripe_hash(&a, cfg.slot_seed), cfg.table_shift)];
+		struct tb_set *set = &sets[tb_set_index(tb_place_hash(&cfg, &a), cfg.table_shift)];
 
 		for (int w = 0; w < cfg.ways; w++) {
 			if (!tb_way_free(set, w))
@@ -779,7 +781,7 @@ static int evict(const char *dev, const char *addr, int ms, double seconds)
 		fprintf(stderr, "tbbench evict: %s on %s: %s\n", addr, dev, err ? strerror(-err) : "not an address");
 		return 1;
 	}
-	si = tb_set_index(tb_stripe_hash(&a, cfg.slot_seed), cfg.table_shift);
+	si = tb_set_index(tb_place_hash(&cfg, &a), cfg.table_shift);
 	end = mono_ns() + (__u64)(seconds * 1e9);
 	while (mono_ns() < end) {
 		if (bpf_map_lookup_elem(m.buckets, &si, &set)) {

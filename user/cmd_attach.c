@@ -201,25 +201,24 @@ struct kept_rules {
 static int replace(struct cmd_args *a, struct kept_rules *k)
 {
 	struct ruleset *rs = calloc(1, sizeof(*rs));
+	struct tb_rule *r = calloc(TB_MAX_RULES, sizeof(*r));
 	struct tb_config cfg;
 	struct tb_maps m;
-	int err = rs ? state_open_rules(a->dev, &m) : -ENOMEM;
+	int err = rs && r ? state_open_rules(a->dev, &m) : -ENOMEM, n = 0;
 
 	if (!err) {
 		err = ruleset_read(rs, &m);
 		cfg = rs->cfg;
 		maps_close(&m);
 	}
-	k->r = err ? NULL : calloc(TB_MAX_RULES, sizeof(*k->r));
-	if (!err && !k->r)
-		err = -ENOMEM;
 	for (int i = 0; !err && i < TB_MAX_RULES; i++)
 		if (rs->rules[i].in_use)
-			k->r[k->n++] = rs->rules[i];
+			r[n++] = rs->rules[i];
 	free(rs);
 	if (err) {
 		out_error("attach dev %s replace: read the pinned rules: %s", a->dev,
 			  err == -EPROTO ? state_layout_error() : strerror(-err));
+		free(r);
 		return 1;
 	}
 	if (!a->has_mode)
@@ -230,22 +229,36 @@ static int replace(struct cmd_args *a, struct kept_rules *k)
 		a->max_addrs = cfg.max_addrs;
 	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {
 		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->dev);
+		free(r);
 		return 1;
 	}
+	/* From here a failure says what the rules were. */
+	k->r = r;
+	k->n = n;
 	return remove_attached("attach", a->dev, &cfg);
 }
 
-/* A key for the table's placement and the caches' slots. A failed draw
- * leaves 0, which places addresses as well, only not secretly: no reason
- * to refuse an attach. A draw of 0 is redrawn. */
-static __u32 seed_draw(void)
+/* The keys of a fresh config: the caches' slot seed and the placement's
+ * secret, which no attach may go without. -1 with errno on failure. */
+static int keys_draw(struct tb_config *cfg)
 {
-	__u32 seed = 0;
+	struct {
+		__u64 place[2];
+		__u32 seed;
+	} k;
+	size_t got = 0;
 
-	for (int i = 0; !seed && i < 4; i++)
-		if (getrandom(&seed, sizeof(seed), 0) < 0 && errno != EINTR)
-			break;
-	return seed;
+	while (got < sizeof(k)) {
+		ssize_t n = getrandom((char *)&k + got, sizeof(k) - got, 0);
+
+		if (n < 0 && errno != EINTR)
+			return -1;
+		got += n > 0 ? n : 0;
+	}
+	cfg->place_key[0] = k.place[0];
+	cfg->place_key[1] = k.place[1];
+	cfg->slot_seed = k.seed;
+	return 0;
 }
 
 /* Put the kept rules into the new pins m. */
@@ -434,9 +447,14 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 		__u32 max = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS;
 
 		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
-					  .layout = TB_LAYOUT, .stripes = TB_STRIPES_KEYED,
+					  .layout = TB_LAYOUT, .place = TB_PLACE_SIPHASH,
 					  .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
-					  .ways = tb_table_ways(max), .slot_seed = seed_draw() };
+					  .ways = tb_table_ways(max) };
+		if (keys_draw(&cfg)) {
+			out_error("attach dev %s: draw the placement key: %s", a->dev, strerror(errno));
+			err = 1;
+			goto out;
+		}
 	}
 	/* Config first: the new program may see packets the moment it is
 	 * hooked. It also says, before the clsact qdisc is made, that tbctl
@@ -500,7 +518,7 @@ static int run_attach(const struct cmd_args *args)
 	int err = attach_device(args, &kept);
 
 	if (err && kept.r) {
-		fprintf(stderr, "attach dev %s replace: the old pins are gone; their rules were:\n", args->dev);
+		fprintf(stderr, "attach dev %s replace: did not finish; the old pins' rules were:\n", args->dev);
 		for (int i = 0; i < kept.n; i++)
 			rule_save(stderr, args->dev, &kept.r[i]);
 	}

@@ -164,13 +164,16 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_add_u64(o, "rules", rules);
 		json_add_u64(o, "addresses", cnt.addrs);
 		json_add_u64(o, "max_addrs", cfg.max_addrs);
+		json_add_str(o, "placement", cfg.place == TB_PLACE_SIPHASH ? "siphash" : "mix");
 		if (paced >= 0)
 			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key], state,
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
+		       cfg.place == TB_PLACE_SIPHASH ? "" :
+		       "; placed by the mix of layout 12, which senders can aim at (attach ... replace keys it)",
 		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	}
 	return 0;

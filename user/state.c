@@ -392,11 +392,11 @@ static int check_version(const char *dev)
 	if (layout == TB_LAYOUT)
 		return 0;
 	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u%s, this build's is %u", layout,
-		 cfg.stripes == TB_STRIPES_KEYED ? "" : " with lock stripes placed as before layout 9",
+		 cfg.place ? "" : " with lock stripes placed as before layout 9",
 		 TB_LAYOUT);
 	if (layout > TB_LAYOUT)
 		return -EPROTO;
-	return layout == TB_LAYOUT - 1 && cfg.stripes == TB_STRIPES_KEYED ? -ESTALE : -EPROTONOSUPPORT;
+	return layout == TB_LAYOUT - 1 && cfg.place ? -ESTALE : -EPROTONOSUPPORT;
 }
 
 static int open_pins(const char *dev, struct tb_maps *m)
@@ -922,7 +922,7 @@ int owed_zero(const struct tb_maps *m)
 int bucket_get(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
 	       struct tb_bucket *b)
 {
-	__u32 si = tb_set_index(tb_stripe_hash(a, cfg->slot_seed), cfg->table_shift);
+	__u32 si = tb_set_index(tb_place_hash(cfg, a), cfg->table_shift);
 	struct tb_set *set = malloc(sizeof(*set));
 	int w, err = set ? 0 : -ENOMEM;
 

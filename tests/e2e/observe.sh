@@ -73,8 +73,11 @@ gen=$(config_field gen)
 # The seed of the per-CPU caches' slots: drawn once, by the first attach.
 seed=$(config_field slot_seed)
 check "attach drew a seed for the caches' slots ($seed)" [ "$seed" != 0 ]
-# A fresh attach places lock stripes and owed[] slots by the keyed hash.
-check "a fresh attach keys the lock stripes (stripes $(config_field stripes))" [ "$(config_field stripes)" = 1 ]
+# A fresh attach places sets, lock stripes and owed[] slots by SipHash,
+# under a 128-bit key of its own.
+key=$(config_field place_key | jq -c .)
+check "a fresh attach places by SipHash (place $(config_field place)) under a drawn key ($key), as status says" \
+	[ "$(config_field place)" = 2 -a "$key" != "[0,0]" -a "$(tb -j status dev "$DEV_R" | jq -r '.[0].placement')" = siphash ]
 check "reset buckets" tb reset dev "$DEV_R" buckets
 check "reset buckets: the generation bumped ($gen to $(config_field gen)), so no CPU denies from a forgotten bucket's bound" \
 	[ "$(config_field gen)" = $((gen + 1)) ]
@@ -87,6 +90,6 @@ done
 check "reset buckets: rules kept" [ "$(tb -j rule list dev "$DEV_R" | jq length)" = 3 ]
 check "a rule change" tb rule set dev "$DEV_R" default rate 2mbit
 check "attach again" tb attach dev "$DEV_R" mode xdp max-addrs 4096
-check "rule changes, resets and another attach keep the seed and the keyed stripes" \
-	[ "$(config_field slot_seed)" = "$seed" -a "$(config_field stripes)" = 1 ]
+check "rule changes, resets and another attach keep the seed and the placement key" \
+	[ "$(config_field slot_seed)" = "$seed" -a "$(config_field place_key | jq -c .)" = "$key" ]
 summary

@@ -144,6 +144,13 @@ upgrade() {
 	check "the global counters carried on" \
 		[ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -ge "$((${got:-0} + ${sgot:-0}))" ]
 	check "only the pins of layout $to are left: $(ls "$PINS" | xargs)" only_this_layout
+	placement=$(tnew -j status dev "$DEV_R" | jq -r '.[0].placement')
+	if ((from == 12)); then
+		check "layout 12's pins keep its placement ($placement), and status says so" \
+			bash -c "[ '$placement' = mix ] && nsenter --net=/var/run/netns/$NS_R $new status dev $DEV_R | grep -q 'placed by the mix of layout 12'"
+	else
+		check "layout $from's SipHash placement is kept ($placement)" [ "$placement" = siphash ]
+	fi
 	check "attach again says nothing of an upgrade" [ -z "$(tnew attach dev "$DEV_R" 2>&1)" ]
 	check "detach" tnew detach dev "$DEV_R"
 
@@ -257,10 +264,12 @@ rule set dev $DEV_R 2001:db8::/64 rate 1mbit action monitor'"
 	out=$(tnew attach dev "$DEV_R" replace qdisc fq 2>&1)
 	code=$?
 	check "attach replace with options that cannot work (exit $code: $out) removes nothing" \
-		bash -c "[ $code != 0 ] && [ \"\$1\" = \"\$2\" ]" _ "$(rules told)" "$before"
+		bash -c "[ $code != 0 ] && [ \"\$1\" = \"\$2\" ] && ! grep -q 'rules were' <<<\"\$3\"" _ "$(rules told)" "$before" "$out"
 	check "attach dev replace starts over" tnew attach dev "$DEV_R" replace
 	check "the rules are the same after it" [ "$(rules tnew)" = "$before" ]
 	check "the counters are not" [ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
+	check "placed by SipHash now" \
+		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].placement == \"siphash\"' >/dev/null"
 	check "mode and table size kept" \
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].mode == \"xdpgeneric\" and .[0].max_addrs == 4096' >/dev/null"
 	check "the program on the device uses the pinned maps" consistent

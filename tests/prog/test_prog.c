@@ -84,9 +84,9 @@ out:
  * then the same on every run. */
 #define TEST_SLOT_SEED 0x5eed7b01u
 
-/* The config's owed[] size, slot seed and stripe placement, and the
- * table's size, as attach writes them. */
-static void set_config(__u8 owed_shift, __u32 slot_seed)
+/* The config's owed[] size, slot seed and placement, and the table's
+ * size, as attach writes them. */
+static void set_config_placed(__u8 owed_shift, __u32 slot_seed, __u8 place)
 {
 	struct tb_config cfg;
 	__u32 zero = 0;
@@ -94,10 +94,17 @@ static void set_config(__u8 owed_shift, __u32 slot_seed)
 	CHECK(!bpf_map_lookup_elem(rs->m.config, &zero, &cfg), "read config");
 	cfg.owed_shift = rs->cfg.owed_shift = owed_shift;
 	cfg.slot_seed = rs->cfg.slot_seed = slot_seed;
-	cfg.stripes = rs->cfg.stripes = TB_STRIPES_KEYED;
+	cfg.place = rs->cfg.place = place;
+	cfg.place_key[0] = rs->cfg.place_key[0] = 0x0706050403020100ULL ^ slot_seed;
+	cfg.place_key[1] = rs->cfg.place_key[1] = 0x0f0e0d0c0b0a0908ULL;
 	cfg.table_shift = rs->cfg.table_shift = __builtin_ctz(bpf_map__max_entries(skel->maps.buckets));
 	cfg.ways = rs->cfg.ways = TB_WAYS;
 	CHECK(!bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY), "write config");
+}
+
+static void set_config(__u8 owed_shift, __u32 slot_seed)
+{
+	set_config_placed(owed_shift, slot_seed, TB_PLACE_SIPHASH);
 }
 
 static void set_owed_shift(__u8 shift)
@@ -141,7 +148,7 @@ static void setup_hook(int key_dst, int egress)
 		fprintf(stderr, "read rules: %s\n", strerror(errno));
 		exit(2);
 	}
-	/* owed[] in use, a slot seed and keyed stripes, as a fresh attach
+	/* owed[] in use, a slot seed and SipHash placement, as a fresh attach
 	 * sets them. */
 	set_config(__builtin_ctz(bpf_map__max_entries(skel->maps.owed)), TEST_SLOT_SEED);
 	xdp_fd = bpf_program__fd(skel->progs.tb_xdp);
@@ -297,7 +304,7 @@ static __u64 held(const struct tb_bucket *b)
  * datapath: set it to b (put), or clear it (evict). 0 or -errno. */
 static int table_edit(const struct tb_addr *a, const struct tb_bucket *b, int evict)
 {
-	__u32 si = tb_set_index(tb_stripe_hash(a, rs->cfg.slot_seed), rs->cfg.table_shift);
+	__u32 si = tb_set_index(tb_place_hash(&rs->cfg, a), rs->cfg.table_shift);
 	struct tb_set set;
 	int w;
 
@@ -1155,7 +1162,7 @@ static void evicted_bucket_starts_from_what_it_owed(void)
 /* The set of address a in the table. */
 static __u32 set_of(const struct tb_addr *a)
 {
-	return tb_set_index(tb_stripe_hash(a, rs->cfg.slot_seed), rs->cfg.table_shift);
+	return tb_set_index(tb_place_hash(&rs->cfg, a), rs->cfg.table_shift);
 }
 
 /* The ways of a's set holding a. */
@@ -1381,12 +1388,12 @@ struct placement {
 	__u32 slot, stripe, owed;
 };
 
-static struct placement placement_of(const struct tb_addr *k, __u32 seed, __u8 owed_shift)
+static struct placement placement_of(const struct tb_addr *k, const struct tb_config *cfg)
 {
-	__u32 h = tb_stripe_hash(k, seed);
+	__u32 h = tb_place_hash(cfg, k);
 
-	return (struct placement){ tb_dropcache_slot(k, seed), h >> (32 - __builtin_ctz(TB_LOCK_STRIPES)),
-				   h >> (32 - owed_shift) };
+	return (struct placement){ tb_dropcache_slot(k, cfg->slot_seed), h >> (32 - __builtin_ctz(TB_LOCK_STRIPES)),
+				   h >> (32 - cfg->owed_shift) };
 }
 
 /* Of n addresses, how many distinct values of field f they take. */
@@ -1428,8 +1435,11 @@ static void patterned_addresses_spread_over_the_caches(void)
 		addr_parse(s, &k[n]);
 	}
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		struct tb_config c = { .slot_seed = seeds[i], .owed_shift = 16, .place = TB_PLACE_SIPHASH,
+				       .place_key = { seeds[i], ~(__u64)seeds[i] } };
+
 		for (int n = 0; n < 64; n++)
-			p[n] = placement_of(&k[n], seeds[i], 16);
+			p[n] = placement_of(&k[n], &c);
 		CHECK(distinct(p, 64, offsetof(struct placement, slot)) >= 48,
 		      "seed %#x: 64 addresses 2001:db8:0:N::N in %d cache slots, not at least 48", seeds[i],
 		      distinct(p, 64, offsetof(struct placement, slot)));
@@ -1441,9 +1451,9 @@ static void patterned_addresses_spread_over_the_caches(void)
 		      distinct(p, 64, offsetof(struct placement, owed)));
 	}
 	setup();
-	pa = placement_of(&k[0], rs->cfg.slot_seed, rs->cfg.owed_shift);
+	pa = placement_of(&k[0], &rs->cfg);
 	for (int n = 1; n < 64 && !b[0]; n++) {
-		struct placement pb = placement_of(&k[n], rs->cfg.slot_seed, rs->cfg.owed_shift);
+		struct placement pb = placement_of(&k[n], &rs->cfg);
 
 		if (pb.slot != pa.slot && pb.stripe != pa.stripe && pb.owed != pa.owed)
 			snprintf(b, sizeof(b), "2001:db8:0:%x::%x", n + 1, n + 1);
@@ -1471,6 +1481,46 @@ static void patterned_addresses_spread_over_the_caches(void)
 	CHECK_EQ(bucket_of(a).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", a);
 	CHECK_EQ(bucket_of(b).c.dropped_packets, 52, "%s: every drop counted, as tbctl reads it", b);
 	CHECK_EQ(bucket_of(b).c.passed_packets, 3, "%s: its own burst passed", b);
+	unpin();
+	teardown();
+}
+
+/* The datapath places an address as the config says, as tbctl finds it:
+ * by SipHash, whose result this CPU keeps in the address's cache slot,
+ * or, on pins upgraded from layout 12, by the mix. */
+static void placement_follows_the_config(void)
+{
+	const char *a = "198.18.46.1", *b = "198.18.46.2";
+	int ncpu = libbpf_num_possible_cpus();
+	struct tb_placeslot *slots = calloc(ncpu, sizeof(*slots));
+	struct tb_addr k;
+	struct frame f;
+	__u32 ci;
+
+	setup();
+	pin_cpu0();
+	set_rule("default", 1000, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, a, 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes", a);
+	CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1, "%s: its bucket where SipHash places it", a);
+	addr_parse(a, &k);
+	ci = tb_dropcache_slot(&k, rs->cfg.slot_seed);
+	if (CHECK(slots && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.placecache), &ci, slots),
+		  "read placecache slot %u", ci)) {
+		CHECK(!memcmp(&slots[0].addr, &k, sizeof(k)) && slots[0].h == tb_place_hash(&rs->cfg, &k),
+		      "CPU 0 keeps %s's placement in its cache slot", a);
+		slots[0].h ^= 1U << 31;
+		CHECK(!bpf_map_update_elem(bpf_map__fd(skel->maps.placecache), &ci, slots, BPF_ANY),
+		      "a wrong placement in CPU 0's slot");
+		CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes again", a);
+		CHECK_EQ(raw_bucket_of(a).c.passed_packets, 1, "the datapath took the cached placement, not a new hash");
+	}
+	set_config_placed(rs->cfg.owed_shift, rs->cfg.slot_seed, TB_PLACE_MIX);
+	frame_ipv4_len(&f, b, 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes under the mix", b);
+	CHECK_EQ(raw_bucket_of(b).c.passed_packets, 1, "%s: its bucket where the mix places it", b);
+	set_config_placed(rs->cfg.owed_shift, rs->cfg.slot_seed, TB_PLACE_SIPHASH);
+	free(slots);
 	unpin();
 	teardown();
 }
@@ -2432,6 +2482,7 @@ TEST_LIST(
 	T(spoofed_drops_leave_the_slot_to_its_flooder),
 	T(reset_leaves_cached_drops_stale),
 	T(patterned_addresses_spread_over_the_caches),
+	T(placement_follows_the_config),
 	T(denial_copy_skips_the_bucket),
 	T(credit_counts_packets_and_resets),
 	T(evicted_bucket_starts_from_what_it_owed),
