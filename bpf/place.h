@@ -163,8 +163,10 @@ static __always_inline int tb_add_counts(const struct tb_config *cfg, const stru
 		return 0;
 	bpf_spin_lock(&p.lk->lock);
 	w = tb_way_find(p.s, key, cfg->ways);
-	if (w >= 0 && (epoch < 0 || epoch == READ_ONCE(cfg->reset_epoch)))
+	if (w >= 0 && (epoch < 0 || epoch == READ_ONCE(cfg->reset_epoch))) {
 		tb_counters_add(&p.s->b[w & (TB_WAYS - 1)].c, c);
+		p.s->b[w & (TB_WAYS - 1)].rule |= TB_SEEN_AGAIN;
+	}
 	bpf_spin_unlock(&p.lk->lock);
 	return w >= 0;
 }

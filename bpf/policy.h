@@ -142,7 +142,7 @@ static __always_inline int tb_admitted_by_credit(struct tb_stats *st, const stru
 	b = &s->p.s->b[s->w & (TB_WAYS - 1)];
 	s->tag = tb_way_tag(s->p.s, s->w);
 	bgen = READ_ONCE(b->gen);
-	s->id = READ_ONCE(b->rule);
+	s->id = READ_ONCE(b->rule) & TB_RULE_INDEX;
 	cost = READ_ONCE(b->cost);
 	/* Read without the lock: key's only if the way still holds key,
 	 * under the same tag, or a rule cached for another address would be
@@ -218,14 +218,15 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		created = 1;
 	} else {
 		b = &s->p.s->b[w & (TB_WAYS - 1)];
-		if (b->gen != s->gen || b->rule != s->id) {
+		b->rule |= TB_SEEN_AGAIN;
+		if (b->gen != s->gen || tb_cached_rule(b) != s->id) {
 			/* A bound from another rule means nothing under this
 			 * one: cleared before the rule is, for readers that
 			 * check the rule first. */
 			b->empty_ns = 0;
 			barrier();
 			b->gen = s->gen;
-			b->rule = s->id;
+			b->rule = s->id | TB_SEEN_AGAIN;
 		}
 		out = tb_account(b, t, now, len, pkts, depart);
 		tb_grant(b, t, out);

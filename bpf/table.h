@@ -108,11 +108,11 @@ static __always_inline int tb_way_free(const struct tb_set *s, int i)
  * whose bucket has seen a single packet, else the one charged longest
  * ago, the first of equals. So a flood of one-packet sources takes the
  * ways of its own kind and leaves a set's live addresses be, as long as
- * it holds any such. Drops still in the CPUs' caches and admissions
- * from credit are not in a bucket's counters, but one that has them has
- * counted a pass or spent some of its grant (the first charge grants
- * one). By arithmetic, as tb_way_find: each
- * way scores 0 free, then by kind and age, and the least score wins. */
+ * it holds any such. A bucket has seen a second packet when one was
+ * charged or counted under the lock (TB_SEEN_AGAIN), or when it spent from
+ * the grant its first charge made; neither is undone by a reset, which
+ * zeroes the counters. By arithmetic, as tb_way_find: each way scores 0
+ * free, then by kind and age, and the least score wins. */
 static __always_inline int tb_way_victim(const struct tb_set *s, __u32 ways)
 {
 	__u64 best = ~0ULL >> 1, at = 0;
@@ -121,7 +121,7 @@ static __always_inline int tb_way_victim(const struct tb_set *s, __u32 ways)
 		const __u64 *a = (const __u64 *)&s->key[i];
 		const struct tb_bucket *b = &s->b[i];
 		__u64 used = tb_nonzero(a[0] | a[1]);
-		__u64 many = tb_nonzero((b->c.passed_packets + b->c.dropped_packets + b->c.monitored_packets) >> 1) |
+		__u64 many = tb_nonzero(b->rule & TB_SEEN_AGAIN) |
 			     tb_nonzero(b->credit_granted - tb_credit_unspent(b->credit));
 		__u64 score = used * (1 + (b->lvl.last_ns >> 2) + (many << 61));
 		/* Scores stay below 2^62, so the difference's sign bit is

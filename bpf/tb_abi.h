@@ -18,7 +18,7 @@
 #define TB_BURST_MAX (1ULL << 34)      /* units: 16 GiB in byte mode */
 #define TB_BURST_MIN_BYTES 1500ULL     /* below one Ethernet MTU nothing fits */
 
-#define TB_MAX_RULES 16384             /* rules[] slots, and shared[] buckets */
+#define TB_MAX_RULES 16384             /* rules[] slots, and shared[] buckets (14 bits) */
 #define TB_LOCK_STRIPES 1024           /* power of two */
 #define TB_DEFAULT_MAX_ADDRS 65536
 
@@ -174,7 +174,13 @@ struct tb_bucket {
 	 * never read torn. */
 	__u64 empty_ns;
 	__u32 gen;      /* tb_config.gen when rule was resolved */
-	__u16 rule;     /* cached rules[] index */
+	/* The cached rules[] index (TB_RULE_INDEX), and TB_SEEN_AGAIN, set
+	 * under the lock once a packet after the first is charged or counted
+	 * here: what eviction spares (table.h), and no reset clears. Layout
+	 * 12's program, sharing the table during an upgrade's swap, reads the
+	 * bit as part of an index it has no rule for: it resolves the rule and
+	 * writes the index again, which clears the bit. */
+	__u16 rule;
 	__u8 cost;      /* unit the level is kept in (enum tb_cost) */
 	/* Bumped each time the table gives the way to an address, and part
 	 * of the credit word, so that a spend begun on the way's previous
@@ -199,6 +205,17 @@ struct tb_bucket {
 	__u32 credit_granted;
 	__u32 credit_from;
 };
+
+#define TB_RULE_INDEX 0x3fff
+#define TB_SEEN_AGAIN 0x4000
+_Static_assert(TB_MAX_RULES <= TB_RULE_INDEX + 1, "a rule index fits struct tb_bucket.rule");
+_Static_assert(sizeof(struct tb_bucket) == 104, "the bucket layout 12's program shares");
+
+/* The rules[] index bucket b cached. */
+static inline __attribute__((always_inline)) __u16 tb_cached_rule(const struct tb_bucket *b)
+{
+	return b->rule & TB_RULE_INDEX;
+}
 
 #define TB_CREDIT_COUNT_MAX 0xffffffULL
 #define TB_CREDIT_TAG_SHIFT 56

@@ -401,8 +401,8 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
 	__u32 id;
 	int err;
 
-	if (b && b->gen == gen && b->rule < TB_MAX_RULES && rs->rules[b->rule].in_use)
-		return b->rule;
+	if (b && b->gen == gen && rs->rules[tb_cached_rule(b)].in_use)
+		return tb_cached_rule(b);
 	if (is_v4_mapped(a)) {
 		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
 

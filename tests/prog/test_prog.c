@@ -528,10 +528,10 @@ static void longest_prefix_wins(void)
 	set_rule("2001:db8::/32", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, "198.18.5.7", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "/24 rule's burst");
-	CHECK_EQ(bucket_of("198.18.5.7").rule, narrow, "bucket cached the /24 rule");
+	CHECK_EQ(bucket_of("198.18.5.7").rule & TB_RULE_INDEX, narrow, "bucket cached the /24 rule");
 	frame_ipv4_len(&f, "198.19.0.7", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "/15 rule's burst");
-	CHECK_EQ(bucket_of("198.19.0.7").rule, wide, "bucket cached the /15 rule");
+	CHECK_EQ(bucket_of("198.19.0.7").rule & TB_RULE_INDEX, wide, "bucket cached the /15 rule");
 	frame_ipv4_len(&f, "198.51.100.1", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 20, XDP_PASS), 10, "default rule's burst");
 	frame_ipv6_len(&f, "2001:db8::77", 1000);
@@ -550,7 +550,7 @@ static void new_rule_reclassifies_cached_buckets(void)
 	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 2, "default burst");
 	id = set_rule("198.18.6.0/24", 1000, 2000, TB_COST_PACKETS, TB_ACTION_MONITOR, TB_SCOPE_PER_ADDRESS);
 	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 3, "monitor rule added later applies");
-	CHECK_EQ(bucket_of("198.18.6.1").rule, id, "cached rule replaced");
+	CHECK_EQ(bucket_of("198.18.6.1").rule & TB_RULE_INDEX, id, "cached rule replaced");
 	teardown();
 }
 
@@ -1105,7 +1105,7 @@ static void rule_change_clears_the_empty_bound(void)
 	id = set_rule("default", 500, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "still drained under the new rule");
 	b = raw_bucket_of("198.18.24.1");
-	CHECK_EQ(b.rule, id, "the bucket resolved the new rule");
+	CHECK_EQ(tb_cached_rule(&b), id, "the bucket resolved the new rule");
 	CHECK_EQ(b.empty_ns, tb_empty_since(&b.lvl, &rs->rules[id].r),
 		 "the bound was recomputed at the new rate");
 	teardown();
@@ -1215,6 +1215,48 @@ static void a_set_keeps_its_live_address(void)
 	CHECK_EQ(ways_holding(live), 1, "%s holds one way", live);
 	CHECK_EQ(bucket_of(live).c.passed_packets, sent, "%s: all %d of its packets counted", live, sent);
 	CHECK_EQ(totals().buckets_created, 1 + mates, "a bucket for each, %s's made once", live);
+	teardown();
+}
+
+/* After reset counters, a live address whose frames all went through the
+ * lock (its rule's credit pays no frame) holds no counts and an untouched
+ * grant, as a one-packet source does; it keeps its way, and its level,
+ * against a flood of those all the same. */
+static void a_reset_leaves_the_live_address_its_way(void)
+{
+	const char *live = "2001:db8::1";
+	struct tb_bucket before, after;
+	struct tb_addr k, m;
+	struct frame f, fm;
+	char mate[64];
+	int mates = 0;
+	__u32 si;
+
+	setup();
+	/* 1500 B of burst: a credit of 23 B pays no 100-byte frame. */
+	set_rule("default", 1000000, 1500, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	addr_parse(live, &k);
+	si = set_of(&k);
+	frame_ipv6_len(&f, live, 100);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "%s: 5 frames pass", live);
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset counters");
+	before = raw_bucket_of(live);
+	CHECK(before.c.passed_packets == 0 && before.credit_granted == tb_credit_unspent(before.credit),
+	      "%s: no counts, and its grant untouched, as a one-packet source's", live);
+	for (__u32 n = 2; mates < 10 * TB_WAYS && n < 10000000; n++) {
+		snprintf(mate, sizeof(mate), "2001:db8::%x:%x", n >> 16, n & 0xffff);
+		addr_parse(mate, &m);
+		if (set_of(&m) != si)
+			continue;
+		mates++;
+		frame_ipv6_len(&fm, mate, 100);
+		CHECK_EQ(run(xdp_fd, &fm), XDP_PASS, "%s, in %s's set, passes", mate, live);
+	}
+	CHECK_EQ(mates, 10 * TB_WAYS, "%d one-packet sources share %s's set", 10 * TB_WAYS, live);
+	CHECK_EQ(ways_holding(live), 1, "%s keeps its way", live);
+	after = raw_bucket_of(live);
+	CHECK(after.lvl.tokens == before.lvl.tokens && after.lvl.last_ns == before.lvl.last_ns,
+	      "%s keeps its level", live);
 	teardown();
 }
 
@@ -1564,7 +1606,7 @@ static void denial_copy_skips_the_bucket(void)
 	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: denied by the bound, copied again", a);
 	id = set_rule("default", 999, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "%s: drained under the new rule", a);
-	CHECK_EQ(raw_bucket_of(a).rule, id, "the rule changed: the packet went to the bucket, which took it");
+	CHECK_EQ(raw_bucket_of(a).rule & TB_RULE_INDEX, id, "the rule changed: the packet went to the bucket, which took it");
 
 	/* What reset buckets does: buckets and what they owed forgotten,
 	 * and the generation bumped. */
@@ -2489,6 +2531,7 @@ TEST_LIST(
 	T(upgrade_copies_values_by_their_common_beginning),
 	T(upgrade_merges_shared_buckets_and_counters),
 	T(a_set_keeps_its_live_address),
+	T(a_reset_leaves_the_live_address_its_way),
 	T(two_cpus_one_bucket_over_the_limit),
 	T(two_cpus_one_bucket_under_the_limit),
 	T(two_cpus_reset_keeps_every_count),

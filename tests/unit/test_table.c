@@ -54,8 +54,8 @@ static struct tb_addr addr(__u32 n)
 	return (struct tb_addr){ .w = { 0, 0, 0x0000ffff, n } };
 }
 
-/* Every way of s given an address 1..8 whose bucket has counted many
- * packets and was charged at 1000 + way. */
+/* Every way of s given an address 1..8 whose bucket has seen a second
+ * packet and was charged at 1000 + way. */
 static void fill(struct tb_set *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -63,6 +63,7 @@ static void fill(struct tb_set *s)
 		s->key[w] = addr(w + 1);
 		s->b[w].lvl.last_ns = 1000 + w;
 		s->b[w].c.passed_packets = 10;
+		s->b[w].rule |= TB_SEEN_AGAIN;
 	}
 }
 
@@ -112,12 +113,11 @@ static void victim_is_free_then_one_packet_then_oldest(void)
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 0, "all alike: the one charged longest ago");
 	s.b[0].lvl.last_ns = 5000;
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 1, "the next oldest, once way 0 was charged");
-	s.b[6].c.passed_packets = 1;
+	s.b[6].rule &= ~TB_SEEN_AGAIN;
 	s.b[6].lvl.last_ns = 9000;
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "one packet seen: taken before older live ones");
-	s.b[6].c.passed_packets = 0;
-	s.b[6].c.dropped_packets = 1;
-	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "one drop counts as one packet");
+	memset(&s.b[1].c, 0, sizeof(s.b[1].c));
+	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "counters a reset zeroed leave a live way live");
 	/* The first charge grants credit; one that spent some of it has seen
 	 * more than its first packet. */
 	s.b[6].credit_granted = 100;
@@ -125,9 +125,9 @@ static void victim_is_free_then_one_packet_then_oldest(void)
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 6, "a grant untouched is still one packet");
 	s.b[6].credit = (__u64)7 << TB_CREDIT_TAG_SHIFT | 1ULL << 32 | 60;
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 1, "a grant spent from is live");
-	s.b[3].c.passed_packets = 1;
+	s.b[3].rule &= ~TB_SEEN_AGAIN;
 	s.b[3].lvl.last_ns = 8000;
-	s.b[5].c.passed_packets = 1;
+	s.b[5].rule &= ~TB_SEEN_AGAIN;
 	s.b[5].lvl.last_ns = 7000;
 	CHECK_EQ(tb_way_victim(&s, TB_WAYS), 5, "of one-packet ways the oldest");
 	memset(&s.key[4], 0, sizeof(s.key[4]));
