@@ -1181,28 +1181,39 @@ static int ways_holding(const char *addr)
 	return n;
 }
 
+/* The next address 2001:db8::N, N after *n, in set si, into out; false
+ * when none is found. */
+static bool set_mate(__u32 si, __u32 *n, char *out, size_t len)
+{
+	struct tb_addr m;
+
+	while (++*n < 10000000) {
+		snprintf(out, len, "2001:db8::%x:%x", *n >> 16, *n & 0xffff);
+		addr_parse(out, &m);
+		if (set_of(&m) == si)
+			return true;
+	}
+	return false;
+}
+
 /* A flood of one-packet sources through one set takes the ways of its
  * own kind: the set's live address keeps its bucket, and every packet
  * of it is counted there, in one way. */
 static void a_set_keeps_its_live_address(void)
 {
 	const char *live = "2001:db8::1";
-	struct tb_addr k, m;
+	struct tb_addr k;
 	struct frame f, fm;
 	char mate[64];
 	int mates = 0, sent = 0;
-	__u32 si;
+	__u32 si, n = 1;
 
 	setup();
 	set_rule("default", 1000000, 100000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	addr_parse(live, &k);
 	si = set_of(&k);
 	frame_ipv6_len(&f, live, 100);
-	for (__u32 n = 2; mates < 10 * TB_WAYS && n < 10000000; n++) {
-		snprintf(mate, sizeof(mate), "2001:db8::%x:%x", n >> 16, n & 0xffff);
-		addr_parse(mate, &m);
-		if (set_of(&m) != si)
-			continue;
+	while (mates < 10 * TB_WAYS && set_mate(si, &n, mate, sizeof(mate))) {
 		if (mates++ % 4 == 0) {
 			CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes", live);
 			sent++;
@@ -1226,11 +1237,11 @@ static void a_reset_leaves_the_live_address_its_way(void)
 {
 	const char *live = "2001:db8::1";
 	struct tb_bucket before, after;
-	struct tb_addr k, m;
+	struct tb_addr k;
 	struct frame f, fm;
 	char mate[64];
 	int mates = 0;
-	__u32 si;
+	__u32 si, n = 1;
 
 	setup();
 	/* 1500 B of burst: a credit of 23 B pays no 100-byte frame. */
@@ -1243,11 +1254,7 @@ static void a_reset_leaves_the_live_address_its_way(void)
 	before = raw_bucket_of(live);
 	CHECK(before.c.passed_packets == 0 && before.credit_granted == tb_credit_unspent(before.credit),
 	      "%s: no counts, and its grant untouched, as a one-packet source's", live);
-	for (__u32 n = 2; mates < 10 * TB_WAYS && n < 10000000; n++) {
-		snprintf(mate, sizeof(mate), "2001:db8::%x:%x", n >> 16, n & 0xffff);
-		addr_parse(mate, &m);
-		if (set_of(&m) != si)
-			continue;
+	while (mates < 10 * TB_WAYS && set_mate(si, &n, mate, sizeof(mate))) {
 		mates++;
 		frame_ipv6_len(&fm, mate, 100);
 		CHECK_EQ(run(xdp_fd, &fm), XDP_PASS, "%s, in %s's set, passes", mate, live);
