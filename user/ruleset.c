@@ -245,7 +245,7 @@ static int index_build(struct ruleset *rs, bool repair)
 static int load(struct ruleset *rs, const struct tb_maps *m, bool repair)
 {
 	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out, zero = 0, id = map_id(m->rules);
-	struct tb_config cfg;
+	struct tb_config cfg = {};      /* an older layout's config is shorter */
 	int err;
 
 	if (bpf_map_lookup_elem(m->config, &zero, &cfg))
