@@ -276,6 +276,21 @@ rule set dev $DEV_R 2001:db8::/64 rate 1mbit action monitor'"
 	check "only the pins of layout $LAYOUT are there: $(ls "$PINS" | xargs)" only_this_layout
 	check "the device polices again" sends
 	check "and counts" [ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -gt 0 ]
+
+	# A replace that fails once it has begun removing the old pins (the
+	# removal of their directory made to fail) prints what the rules were,
+	# as lines that set them again.
+	before=$(rules tnew)
+	out=$(run_r strace -f -qq -o /dev/null -e trace=rmdir -e inject=rmdir:error=EIO "$TBCTL" attach dev "$DEV_R" \
+		replace 2>&1)
+	code=$?
+	check "a replace whose removal of the old pins fails (exit $code) prints their rules" \
+		bash -c "[ $code != 0 ] && grep -q 'did not finish; the old pins. rules were:' <<<\"\$1\"" _ "$out"
+	grep '^rule set ' <<<"$out" >"$tmp/kept"
+	check "those $(wc -l <"$tmp/kept") lines set them again on a fresh attach" \
+		bash -c "{ echo 'attach dev $DEV_R mode xdpgeneric'; cat $tmp/kept; } |
+			nsenter --net=/var/run/netns/$NS_R $TBCTL -batch -"
+	check "the same rules" [ "$(rules tnew)" = "$before" ]
 	check "detach" tnew detach dev "$DEV_R"
 }
 older_build $((LAYOUT - 2))
