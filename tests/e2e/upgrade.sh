@@ -45,9 +45,14 @@ on_pins() {
 	[[ -z $missed ]] || { echo "the program does not use the pinned" $missed; return 1; }
 }
 nothing_aside() { ! ls "$PINS" | grep -q ':pending'; }
+# The names pinned for the device, sorted, on one line.
+pins_here() {
+	local f
+	for f in "$PINS"/*; do echo "${f##*/}"; done | sort | xargs
+}
 # The pins are this tree's maps (the fixture's are the same), no others.
 only_this_layout() {
-	[[ "$(ls "$PINS" | sort | xargs)" == "$(awk -F'[(,]' '$1 == "\tX" { print $2 }' "$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
+	[[ "$(pins_here)" == "$(awk -F'[(,]' '$1 == "\tX" { print $2 }' "$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
 }
 consistent() { on_pins && nothing_aside; }
 
@@ -83,7 +88,7 @@ carried() {
 
 # upgrade FROM OLD_TBCTL TO NEW_TBCTL
 upgrade() {
-	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed seed
+	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed
 	told() { run_r "$old" "$@"; }
 	tnew() { run_r "$new" "$@"; }
 	local rule_args=("default rate 8mbit burst 16k early off" "198.18.0.16/28 rate 4mbit burst 8k"
@@ -143,7 +148,7 @@ upgrade() {
 	check "its shared bucket's counters carried on: $spassed passed of ${sgot:-0} received" [ "${spassed:-0}" -ge "${sgot:-0}" ]
 	check "the global counters carried on" \
 		[ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -ge "$((${got:-0} + ${sgot:-0}))" ]
-	check "only the pins of layout $to are left: $(ls "$PINS" | xargs)" only_this_layout
+	check "only the pins of layout $to are left: $(pins_here)" only_this_layout
 	placement=$(tnew -j status dev "$DEV_R" | jq -r '.[0].placement')
 	if ((from == 12)); then
 		check "layout 12's pins keep its placement ($placement), and status says so" \
@@ -233,7 +238,7 @@ upgrade "$LAYOUT" "$TBCTL" $((LAYOUT + 1)) "$B/next/tbctl"
 # command, attach included, with what to do, and changed by none; attach
 # ... replace starts over on them, with their rules, mode and table size.
 replace_from() {
-	local from=$1 old=$2 before out code cmd
+	local from=$1 old=$2 before out code cmd words
 	told() { run_r "$old" "$@"; }
 	tnew() { run_r "$TBCTL" "$@"; }
 	check "layout $from attaches and sets rules" \
@@ -247,7 +252,8 @@ rule set dev $DEV_R 2001:db8::/64 rate 1mbit action monitor'"
 	check "a source sends to it" sends
 	before=$(rules told)
 	for cmd in "rule list" "show" "stats" "reset counters"; do
-		out=$(tnew $cmd dev "$DEV_R" 2>&1)
+		read -ra words <<<"$cmd"
+		out=$(tnew "${words[@]}" dev "$DEV_R" 2>&1)
 		code=$?
 		check "$cmd refuses layout $from's pins (exit $code), naming both ways out: $out" \
 			bash -c "[ $code != 0 ] && grep -q 'detach with the build that made them, or tbctl attach dev $DEV_R replace' <<<\"\$1\"" _ "$out"
@@ -273,7 +279,7 @@ rule set dev $DEV_R 2001:db8::/64 rate 1mbit action monitor'"
 	check "mode and table size kept" \
 		bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].mode == \"xdpgeneric\" and .[0].max_addrs == 4096' >/dev/null"
 	check "the program on the device uses the pinned maps" consistent
-	check "only the pins of layout $LAYOUT are there: $(ls "$PINS" | xargs)" only_this_layout
+	check "only the pins of layout $LAYOUT are there: $(pins_here)" only_this_layout
 	check "the device polices again" sends
 	check "and counts" [ "$(tnew -j stats dev "$DEV_R" | jq .passed_packets)" -gt 0 ]
 
