@@ -254,7 +254,10 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);
 	if (v != TB_UNDECIDED)
 		return v;
-	if (!tb_place_of(cfg, key, ci, &s.p))
+	/* The set alone: the stripe's lock and the owed[] slot only for the
+	 * charge, which the paths before it spare two lookups. */
+	s.p.s = tb_set_of(cfg, key, ci, &s.p.h);
+	if (!s.p.s)
 		return TB_PASS;
 	v = tb_admitted_by_credit(st, cfg, key, &s, len, pkts);
 	if (v != TB_UNDECIDED)
@@ -276,6 +279,8 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (s.rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, s.rule->shared, t, now, len, pkts, depart);
 	}
+	if (!tb_place_lock(cfg, &s.p))
+		return TB_PASS;
 	return tb_charged(st, cfg, key, &s, t, now, len, pkts, depart);
 }
 
