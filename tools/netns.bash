@@ -9,6 +9,9 @@ tb() { nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" "$@"; }
 tbs() { nsenter --net=/var/run/netns/"$NS_S" "$TBCTL" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
 in_r() { ip netns exec "$NS_R" "$@"; }
+# Any command that must see the pins (bpftool, strace of tbctl).
+run_s() { nsenter --net=/var/run/netns/"$NS_S" "$@"; }
+run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 
 # netns_pair NS_A DEV_A NS_B DEV_B: namespaces NS_A and NS_B, DEV_A in NS_A
 # cabled to DEV_B in NS_B, both up, without link-local addresses (so no

@@ -16,7 +16,6 @@ setup
 P=198.18.64.0/24
 OLD=500000      # 4mbit in bytes/s
 NEW=1000000     # 8mbit
-run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 # listed: the rates rule list shows for P, comma-separated.
 listed() { tb -j rule list dev "$DEV_R" | jq -r --arg p "$P" '[.[] | select(.prefix == $p) | .rate_bytes_per_sec | tostring] | join(",")'; }
 # slots: the rates of the slots in use for P, as the map holds them.

@@ -20,8 +20,6 @@ session_cleanup() {
 	[[ -n $exporter ]] && kill "$exporter" 2>/dev/null
 	wait 2>/dev/null
 }
-run_s() { nsenter --net=/var/run/netns/"$NS_S" "$@"; }
-run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 # held: connections from the holding address that the server keeps open.
 held() { run_r ss -Htn state established "( sport = :$PORT and dst 198.18.0.10 )" | wc -l; }
 scrape_from_other() { run_s curl -sf --max-time 5 --interface 198.18.0.11 "http://$EXP/metrics"; }

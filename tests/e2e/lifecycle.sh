@@ -212,7 +212,6 @@ done
 # of the only other device removes the pins' root when it is empty, and
 # must not while an attach has made or found it and is yet to pin into
 # it. strace holds the attach 3 s just after its mkdir of the root.
-run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 run_r strace -f -qq -e trace=mkdir -o "$tmp/mkdirs" "$TBCTL" attach dev "$DEV_R"
 at=$(grep -n 'mkdir("/sys/fs/bpf/tbctl",' "$tmp/mkdirs" | head -n 1 | cut -d: -f1)
 tb detach dev "$DEV_R"

@@ -17,7 +17,6 @@ session_cleanup() {
 	[[ -n $prometheus ]] && kill "$prometheus" 2>/dev/null
 	wait 2>/dev/null
 }
-run_r() { nsenter --net=/var/run/netns/"$NS_R" "$@"; }
 scrape() { run_r curl -sf --max-time 5 "http://$EXP/metrics"; }
 # value FILE METRIC LABELS: one sample's value.
 value() { awk -v m="$2{$3}" '$1 == m { print $2 }' "$1"; }
