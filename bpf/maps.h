@@ -110,6 +110,44 @@ struct {
 
 /* Upgrades (user/upgrade.c, bpf/migrate.h). None is pinned. */
 
+/* The older table at [0] while an upgrade moves the table (enum
+ * tb_take_over); empty otherwise. An outer map, so tbctl can drop the
+ * older table once it is moved without another program swap. tbctl
+ * gives the older table as the inner map's template (a table's size is
+ * set at attach); this one only stands in when there is none. */
+struct tb_table_prev {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_set);
+};
+
+/* Scratch, per CPU and never pinned: the bucket a packet makes before it
+ * is given a way, and the one a take-over carries from the older table
+ * to the new one, for a packet or for tb_migrate, which a packet may
+ * interrupt. The stack of a packet's program has no room for them. */
+enum { TB_MOVING_PACKET, TB_MOVING_MIGRATE, TB_MOVING_SLOTS };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_bucket);
+} newbucket SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_MOVING_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tb_bucket);
+} moving SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct tb_table_prev);
+} table_prev SEC(".maps");
+
 /* The older layout's shared buckets and global counters, which only the
  * merge after the swap reads (tbctl binds the old maps before load). */
 struct {

@@ -64,29 +64,56 @@ static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, __u32 h)
 
 /* Keep the latest full-again instant of the slot's buckets after a
  * charge that took tokens (the only kind that moves it later); the caller
- * holds the slot's stripe lock. */
+ * holds the slot's stripe lock. racy during a take-over, when the two
+ * tables' placements write one slot under different stripes: then by
+ * compare-and-swap, so no later instant is lost. */
 static __always_inline void tb_owe(__u64 *slot, int out, const struct tb_level *l,
-				   const struct tb_rate *r)
+				   const struct tb_rate *r, int racy)
 {
-	__u64 f;
+	__u64 f, seen;
 
 	if (!slot || out > TB_DELAYED)
 		return;
 	f = tb_full_at(l, r);
-	if (f > *slot)
-		*slot = f;
+	if (!racy) {
+		if (f > *slot)
+			*slot = f;
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		seen = READ_ONCE(*slot);
+		if (f <= seen || __sync_val_compare_and_swap(slot, seen, f) == seen)
+			return;
+	}
+}
+
+/* The older table while an upgrade moves the table; 0 otherwise. */
+static __always_inline void *tb_prev_table(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&table_prev, &zero);
 }
 
 /* Address key's set, placed h (tb_place); 0 when the config has no
- * table, which cannot be. */
+ * table, which cannot be. While an older program may still run during an
+ * upgrade that moves the table, the older table's, placed as it was, so
+ * both programs charge one bucket under one lock. */
 static __always_inline struct tb_set *tb_set_of(const struct tb_config *cfg, const struct tb_addr *key,
 						__u32 ci, __u32 *h)
 {
+	void *prev;
 	__u32 si;
 
 	if (cfg->table_shift < TB_TABLE_MIN_SHIFT || cfg->table_shift > 31 || !cfg->ways ||
 	    cfg->ways > TB_WAYS)
 		return 0;
+	if (cfg->take_over == TB_TAKE_SHARE) {
+		*h = tb_place_hash_as(cfg, cfg->prev_place, key);
+		si = tb_set_index(*h, cfg->table_shift);
+		prev = tb_prev_table();
+		return prev ? bpf_map_lookup_elem(prev, &si) : 0;
+	}
 	*h = tb_place(cfg, key, ci);
 	si = tb_set_index(*h, cfg->table_shift);
 	return bpf_map_lookup_elem(&buckets, &si);
@@ -152,7 +179,8 @@ static __always_inline void tb_insert(struct tb_set *s, const struct tb_addr *ke
 /* Add c to the counters of key's bucket under its stripe's lock, if the
  * table holds one and, where epoch is given (>= 0), a reset has not moved
  * the epoch on since the counts were made. Returns whether there was a bucket: one evicted
- * meanwhile took its counters with it. */
+ * meanwhile took its counters with it, as does, during a take-over, one
+ * not yet moved from the older table. */
 static __always_inline int tb_add_counts(const struct tb_config *cfg, const struct tb_addr *key,
 					 const struct tb_counters *c, int epoch)
 {

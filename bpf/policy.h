@@ -8,7 +8,7 @@
 
 #include "caches.h"
 #include "credit.h"
-#include "place.h"
+#include "migrate.h"
 #include "rule.h"
 
 enum tb_verdict {
@@ -192,14 +192,25 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 }
 
 /* Path 4, the charge under the lock: the way is found again (it may have
- * changed hands), or a new bucket is made, charged and given a way. */
+ * changed hands), or a new bucket is made, charged and given a way.
+ * During a take-over, a bucket still in the older table is moved first. */
 static __always_inline int tb_charged(struct tb_stats *st, const struct tb_config *cfg,
 				      const struct tb_addr *key, struct tb_seen *s, struct tb_terms *t,
 				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
-	struct tb_bucket nb = {}, *b;
-	int out, w, created = 0;
+	struct tb_bucket *nb, *b;
+	int out, w, created = 0, racy = cfg->take_over != TB_TAKE_NONE;
+	__u32 zero = 0;
 
+	if (!s->b && cfg->take_over >= TB_TAKE_MARK &&
+	    tb_move_bucket(key, s->gen, s->id, t->unit, TB_MOVING_PACKET) == TB_TAKEN_DENY)
+		return tb_count(st, TB_OVER, t->action, len, pkts);
+	if (!s->b)
+		tb_owed_carry(key, now);
+	/* A new bucket is made in this CPU's scratch: the stack has no room. */
+	nb = bpf_map_lookup_elem(&newbucket, &zero);
+	if (!nb)
+		return TB_PASS;
 	tb_draw(t);
 	bpf_spin_lock(&s->p.lk->lock);
 	w = tb_way_find(s->p.s, key, cfg->ways);
@@ -207,14 +218,15 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		/* A new bucket, charged before it is given a way. It starts
 		 * from what an evicted one of its owed[] slot still owes. */
 		w = tb_way_victim(s->p.s, cfg->ways);
-		nb.gen = s->gen;
-		nb.rule = s->id;
-		nb.cost = t->unit;
-		tb_restore(&nb.lvl, s->p.owed ? *s->p.owed : 0, now, &t->r);
-		out = tb_account(&nb, t, now, len, pkts, depart);
-		tb_grant(&nb, t, out);
-		tb_owe(s->p.owed, out, &nb.lvl, &t->r);
-		tb_insert(s->p.s, key, &nb, w);
+		__builtin_memset(nb, 0, sizeof(*nb));
+		nb->gen = s->gen;
+		nb->rule = s->id;
+		nb->cost = t->unit;
+		tb_restore(&nb->lvl, s->p.owed ? *s->p.owed : 0, now, &t->r);
+		out = tb_account(nb, t, now, len, pkts, depart);
+		tb_grant(nb, t, out);
+		tb_owe(s->p.owed, out, &nb->lvl, &t->r, racy);
+		tb_insert(s->p.s, key, nb, w);
 		created = 1;
 	} else {
 		b = &s->p.s->b[w & (TB_WAYS - 1)];
@@ -230,7 +242,7 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		}
 		out = tb_account(b, t, now, len, pkts, depart);
 		tb_grant(b, t, out);
-		tb_owe(s->p.owed, out, &b->lvl, &t->r);
+		tb_owe(s->p.owed, out, &b->lvl, &t->r, racy);
 	}
 	bpf_spin_unlock(&s->p.lk->lock);
 	if (created)

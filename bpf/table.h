@@ -154,19 +154,25 @@ static __always_inline void tb_way_clear(struct tb_set *s, int w)
 	barrier();
 }
 
+/* Give cleared way w, its bucket written, to k, under the lock. */
+static __always_inline void tb_way_give_key(struct tb_set *s, int w, const struct tb_addr *k)
+{
+	__u64 *a = (__u64 *)&s->key[w & (TB_WAYS - 1)];
+	const __u64 *kk = (const __u64 *)k;
+
+	barrier();
+	WRITE_ONCE(a[1], kk[1]);
+	WRITE_ONCE(a[0], kk[0]);
+}
+
 /* Give cleared way w to k with bucket nb, under the lock: the bucket,
  * then the key. nb carries tb_way_next_tag's tag and any credit already
  * tagged with it. */
 static __always_inline void tb_way_give(struct tb_set *s, int w, const struct tb_addr *k,
 					const struct tb_bucket *nb)
 {
-	__u64 *a = (__u64 *)&s->key[w & (TB_WAYS - 1)];
-	const __u64 *kk = (const __u64 *)k;
-
 	s->b[w & (TB_WAYS - 1)] = *nb;
-	barrier();
-	WRITE_ONCE(a[1], kk[1]);
-	WRITE_ONCE(a[0], kk[0]);
+	tb_way_give_key(s, w, k);
 }
 
 #endif

@@ -220,6 +220,26 @@ static long merge_stats(__u64 cpu, struct stats_to *c)
 	return 0;
 }
 
+/* Every address of an older set. A key read as it changes hands names
+ * an address the lock then finds in no way, or one moved already. */
+static long move_set(struct bpf_map *map, const __u32 *si, struct tb_set *s, void *ctx)
+{
+	for (int i = 0; i < TB_WAYS; i++) {
+		struct tb_addr k = s->key[i];
+
+		if (k.w[0] | k.w[1] | k.w[2] | k.w[3])
+			tb_move_bucket(&k, 0, 0, 0, TB_MOVING_MIGRATE);
+	}
+	return 0;
+}
+
+static long owed_max(struct bpf_map *map, const __u32 *i, __u64 *o, __u64 *max)
+{
+	if (*o > *max)
+		*max = *o;
+	return 0;
+}
+
 /* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN once an upgrade's
  * swap has settled (no CPU runs the older program any more), to move what
  * the older layout's maps still hold. Run again after a kill, it adds
@@ -236,6 +256,16 @@ int tb_migrate(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (req->shared)
 		bpf_for_each_map_elem(&shared_prev, merge_shared, 0, 0);
+	if (req->table) {
+		void *prev = tb_prev_table();
+		__u64 max = 0;
+
+		if (!prev)
+			return XDP_ABORTED;
+		bpf_for_each_map_elem(prev, move_set, 0, 0);
+		bpf_for_each_map_elem(&owed, owed_max, &max, 0);
+		req->owed_max = max;
+	}
 	cpus = req->stats_cpus;
 	c.to = bpf_map_lookup_elem(&stats, &zero);
 	if (cpus)

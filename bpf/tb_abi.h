@@ -368,7 +368,7 @@ struct tb_denyslot {
  * would put all of 2001:db8:0:N::N in one place), under a key drawn at
  * attach (tb_config.slot_seed). Not a PRF: for IPv4 the key only adds a
  * constant. It places what a collision only slows: the per-CPU caches'
- * slots (and, on pins upgraded from layout 12, the table; tb_place_hash). */
+ * slots (and, in layout 12's pins, the table; tb_place_hash). */
 static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
 {
 	const __u64 *k = (const __u64 *)a;
@@ -430,10 +430,11 @@ static inline __attribute__((always_inline)) __u64 tb_siphash13(const struct tb_
 }
 
 /* How pins place an address's table set, lock stripe and owed[] slot
- * (tb_config.place), for their whole life: during an upgrade both
- * programs share the table and the locks. */
+ * (tb_config.place). A table placed otherwise than a fresh attach places
+ * it is taken over into a new one by the next upgrade (enum
+ * tb_take_over). */
 enum tb_place {
-	TB_PLACE_MIX = 1,       /* tb_addr_mix: pins made by layout 12, upgraded */
+	TB_PLACE_MIX = 1,       /* tb_addr_mix: layout 12's, which an upgrade takes over from */
 	TB_PLACE_SIPHASH = 2,   /* tb_siphash13 under tb_config.place_key */
 };
 
@@ -488,7 +489,10 @@ struct tb_config {
 	 * by tbctl when it reads them. So no CPU's counts are ever written by
 	 * another, and a reset loses none made after it. */
 	__u16 reset_epoch;
-	__u16 pad;
+	/* An upgrade that moves the table (enum tb_take_over): the phase,
+	 * and how the older table places an address (enum tb_place). */
+	__u8 take_over;
+	__u8 prev_place;
 	/* The table: 2^table_shift sets, of which an address
 	 * may take the first ways ways. Set by attach and kept. */
 	__u8 table_shift;
@@ -500,16 +504,43 @@ struct tb_config {
 	__u32 prog_id;
 	/* The secret of TB_PLACE_SIPHASH, from getrandom() at attach. */
 	__u64 place_key[2];
+	/* After a take-over, until this instant a new bucket's owed[]
+	 * slot first takes what its slot under the older placement owes:
+	 * the older table's evicted buckets owe there (tb_owed_carry). */
+	__u64 prev_owed_until;
+};
+
+/* The phases of an upgrade that moves the per-address table into a new
+ * one (user/upgrade.c, bpf/migrate.h), each entered once the one before
+ * has settled. */
+enum tb_take_over {
+	TB_TAKE_NONE = 0,
+	/* The older program may still run: both charge the older table,
+	 * placed as it was. */
+	TB_TAKE_SHARE = 1,
+	/* Only this program runs, but a CPU may still be in a packet begun
+	 * under TB_TAKE_SHARE: an address missing from the new table takes
+	 * its older bucket over, or leaves a moved mark in its place. */
+	TB_TAKE_MARK = 2,
+	/* Every CPU takes over: marks are no longer needed, and tbctl moves
+	 * the rest (tb_migrate). */
+	TB_TAKE_OVER = 3,
 };
 
 /* The 32-bit hash whose top bits pick an address's table set, lock
- * stripe and owed[] slot. */
+ * stripe and owed[] slot, placed as place says. */
+static inline __attribute__((always_inline)) __u32 tb_place_hash_as(const struct tb_config *cfg, __u8 place,
+								    const struct tb_addr *a)
+{
+	if (place == TB_PLACE_SIPHASH)
+		return tb_siphash13(a, cfg->place_key) >> 32;
+	return tb_addr_mix(a, (__u64)cfg->slot_seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
+}
+
 static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb_config *cfg,
 								 const struct tb_addr *a)
 {
-	if (cfg->place == TB_PLACE_SIPHASH)
-		return tb_siphash13(a, cfg->place_key) >> 32;
-	return tb_addr_mix(a, (__u64)cfg->slot_seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
+	return tb_place_hash_as(cfg, cfg->place, a);
 }
 
 /* The layout of every map and value here. Any change to them bumps it:
@@ -537,6 +568,9 @@ static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb
 struct tb_migrate_req {
 	__u32 shared;           /* merge shared_prev into shared */
 	__u32 stats_cpus;       /* add this many CPUs' stats_prev into stats; 0: none */
+	__u32 table;            /* move what table_prev still holds into the table */
+	__u32 pad;
+	__u64 owed_max;         /* out, with table: the latest instant owed[] holds */
 };
 
 /* stats[0], per CPU. */

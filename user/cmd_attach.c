@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -242,23 +241,8 @@ static int replace(struct cmd_args *a, struct kept_rules *k)
  * secret, which no attach may go without. -1 with errno on failure. */
 static int keys_draw(struct tb_config *cfg)
 {
-	struct {
-		__u64 place[2];
-		__u32 seed;
-	} k;
-	size_t got = 0;
-
-	while (got < sizeof(k)) {
-		ssize_t n = getrandom((char *)&k + got, sizeof(k) - got, 0);
-
-		if (n < 0 && errno != EINTR)
-			return -1;
-		got += n > 0 ? n : 0;
-	}
-	cfg->place_key[0] = k.place[0];
-	cfg->place_key[1] = k.place[1];
-	cfg->slot_seed = k.seed;
-	return 0;
+	return state_random(&cfg->slot_seed, sizeof(cfg->slot_seed)) ||
+	       state_random(cfg->place_key, sizeof(cfg->place_key)) ? -1 : 0;
 }
 
 /* Put the kept rules into the new pins m. */
@@ -408,7 +392,7 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
 	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
-	err = upgrading ? upgrade_plan(a->dev, skel, &moves) : 0;
+	err = upgrading ? upgrade_plan(a->dev, skel, &cfg, &moves) : 0;
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
 			  a->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
@@ -443,6 +427,11 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 	maps_from_skel(skel, &m);
 	if (existing) {
 		own_qdisc = cfg.own_qdisc;
+		if (upgrading && upgrade_config(&moves, &cfg)) {
+			out_error("attach dev %s: draw the placement key: %s", a->dev, strerror(errno));
+			err = 1;
+			goto out;
+		}
 	} else {
 		__u32 max = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS;
 
@@ -484,7 +473,7 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 		 * ones hold is moved, their pins go in place, and only then
 		 * does the config say so. After a failure the next attach
 		 * finishes. */
-		int uerr = upgrade_settle(a->dev, &moves, skel);
+		int uerr = upgrade_settle(a->dev, &moves, skel, &cfg);
 
 		uerr = uerr ? uerr : upgrade_maps(a->dev, &m, &cfg);
 		if (uerr) {

@@ -169,11 +169,9 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
 		json_object_array_add(arr, o);
 	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s%s\n", dev,
+		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key], state,
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
-		       cfg.place == TB_PLACE_SIPHASH ? "" :
-		       "; placed by the mix of layout 12, which senders can aim at (attach ... replace keys it)",
 		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	}
 	return 0;

@@ -61,6 +61,8 @@ void state_dir(const char *dev, char *buf, size_t len);
 #define TB_PENDING ":pending"
 /* Whether dev has a pin directory. */
 bool state_pinned(const char *dev);
+/* len bytes from getrandom(), for the keys attach draws; -1 with errno. */
+int state_random(void *buf, size_t len);
 /* A pin directory without a config pin: what an attach killed while it
  * pinned its maps leaves. */
 bool state_unfinished(const char *dev);

@@ -32,17 +32,20 @@
 static const bool datapath_writes[] = { TB_MAPS(TB_MAP_WRITTEN) };
 
 enum {
+	BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
 	CONFIG = offsetof(struct tb_maps, config) / sizeof(int),
 	SHARED = offsetof(struct tb_maps, shared) / sizeof(int),
 	STATS = offsetof(struct tb_maps, stats) / sizeof(int),
 };
 
 /* Of the maps the datapath writes, how much of a value every layout has,
- * for those an upgrade merges when they grow; 0 for the others, which
- * both programs must share during the swap. */
+ * for those an upgrade merges or takes over when they change; 0 for the
+ * others, which both programs must share during the swap. */
 static __u32 movable_common(int i)
 {
 	switch (i) {
+	case BUCKETS:
+		return sizeof(struct tb_set);
 	case SHARED:
 		return offsetof(struct tb_shared, b) + TB_BUCKET_COMMON;
 	case STATS:
@@ -64,6 +67,12 @@ static void pin_of(const char *dev, int i, bool pending, char *buf, size_t len)
 
 	state_dir(dev, dir, sizeof(dir));
 	snprintf(buf, len, "%s/%s%s", dir, tb_map_names[i], pending ? TB_PENDING : "");
+}
+
+static const char *path_of(const char *dev, int i, bool pending, char *buf, size_t len)
+{
+	pin_of(dev, i, pending, buf, len);
+	return buf;
 }
 
 /* Rename map i's pending pin over its pin; ENOENT: nothing pending. */
@@ -162,12 +171,13 @@ static int plan_move(struct tb *skel, int i, struct bpf_map *map, const struct b
 	if (!movable_common(i) || info->value_size < movable_common(i) ||
 	    info->value_size > bpf_map__value_size(map))
 		return -EPROTO;
-	return bpf_map__reuse_fd(i == SHARED ? skel->maps.shared_prev : skel->maps.stats_prev, fd);
+	/* The older table goes into table_prev once it exists. */
+	return i == BUCKETS ? 0 : bpf_map__reuse_fd(i == SHARED ? skel->maps.shared_prev : skel->maps.stats_prev, fd);
 }
 
 #define TB_MAP_OF_SKEL(name, type, key, value, written) skel->maps.name,
 
-int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
+int upgrade_plan(const char *dev, struct tb *skel, const struct tb_config *cfg, struct upgrade_moves *mv)
 {
 	/* By the skeleton: a map bound to an older one takes its name. */
 	struct bpf_map *maps[] = { TB_MAPS(TB_MAP_OF_SKEL) };
@@ -175,6 +185,9 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 	int err = 0;
 
 	upgrade_moves_init(mv);
+	/* A table placed otherwise than this build places a fresh one is
+	 * taken over into a new one, under a new config. */
+	mv->replace = cfg->place != TB_PLACE_SIPHASH;
 	for (int i = 0; i < tb_map_count && !err; i++) {
 		struct bpf_map *map = maps[i];
 		struct bpf_map_info info = {};
@@ -192,7 +205,8 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 		}
 		if (info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
 		    info.value_size == bpf_map__value_size(map) &&
-		    info.max_entries == bpf_map__max_entries(map)) {
+		    info.max_entries == bpf_map__max_entries(map) &&
+		    !(mv->replace && (i == BUCKETS || i == CONFIG))) {
 			close(fd);      /* kept: the load reuses it */
 			continue;
 		}
@@ -215,9 +229,42 @@ int upgrade_plan(const char *dev, struct tb *skel, struct upgrade_moves *mv)
 		mv->fresh[i] = access(path, F_OK);
 		err = bpf_map__set_pin_path(map, path);
 	}
+	if (!err && mv->replace && mv->old[CONFIG] >= 0 && !mv->fresh[CONFIG]) {
+		/* Taken up again: the new table is placed by the key in the
+		 * new config, which the program on the device reads. */
+		int fd = bpf_obj_get(path_of(dev, CONFIG, true, path, sizeof(path)));
+
+		err = fd < 0 ? -errno : state_config_get(fd, &mv->pending);
+		mv->redo = !err;
+		if (fd >= 0)
+			close(fd);
+	}
+	/* The older table is the template of table_prev's inner map. */
+	if (!err && mv->replace && mv->old[BUCKETS] >= 0)
+		err = bpf_map__set_inner_map_fd(skel->maps.table_prev, mv->old[BUCKETS]);
 	if (err)
 		upgrade_moves_close(mv);
 	return err;
+}
+
+int upgrade_config(const struct upgrade_moves *mv, struct tb_config *cfg)
+{
+	if (!mv->replace)
+		return 0;
+	if (mv->redo) {
+		/* Only programs of this build run: no older one to share
+		 * the older table with. */
+		*cfg = mv->pending;
+		cfg->take_over = TB_TAKE_MARK;
+	} else {
+		if (state_random(cfg->place_key, sizeof(cfg->place_key)))
+			return -errno;
+		cfg->prev_place = cfg->place;
+		cfg->place = TB_PLACE_SIPHASH;
+		cfg->take_over = TB_TAKE_SHARE;
+	}
+	cfg->prev_owed_until = ~0ULL;
+	return 0;
 }
 
 static void translate(void *to, __u32 to_size, const void *from, __u32 from_size)
@@ -334,12 +381,19 @@ int upgrade_copy(const struct upgrade_moves *mv, struct tb *skel)
 
 	maps_from_skel(skel, &m);
 	for (int i = 0; i < tb_map_count && !err; i++) {
-		if (mv->old[i] < 0)
+		/* A map taken up again is live already: left as it is. */
+		if (mv->old[i] < 0 || !mv->fresh[i])
 			continue;
 		if (!datapath_writes[i])
 			err = upgrade_copy_map(mv->old[i], m.fd[i]);
-		else if (i == SHARED && mv->fresh[i])
+		else if (i == SHARED)
 			err = shared_stand_in(mv->old[i], m.fd[i]);
+	}
+	if (!err && mv->old[BUCKETS] >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.table_prev), &zero, &mv->old[BUCKETS], BPF_ANY))
+			err = -errno;
 	}
 	return err;
 }
@@ -354,21 +408,71 @@ static void grace_period(void)
 		nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
 }
 
-int upgrade_finish(const struct upgrade_moves *mv, struct tb *skel)
+static int migrate(struct tb *skel, struct tb_migrate_req *req)
+{
+	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(*req)]; } f = { *req };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .data_out = &f,
+		    .data_size_out = sizeof(f), .repeat = 1);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o))
+		return -errno;
+	*req = f.req;
+	return o.retval == XDP_PASS ? 0 : -EINVAL;
+}
+
+static int config_write(struct tb *skel, const struct tb_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.config), &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* The phases of a take-over (enum tb_take_over), each once the one before
+ * has settled; then the rest of the older table moved, and the older
+ * table dropped. */
+static int take_over(struct tb *skel, struct tb_config *cfg)
+{
+	struct tb_migrate_req req = { .table = 1 };
+	__u32 zero = 0;
+	int err = 0;
+
+	if (cfg->take_over == TB_TAKE_SHARE) {
+		cfg->take_over = TB_TAKE_MARK;
+		err = config_write(skel, cfg);
+		grace_period();
+	}
+	if (!err) {
+		cfg->take_over = TB_TAKE_OVER;
+		err = config_write(skel, cfg);
+	}
+	if (!err)
+		err = migrate(skel, &req);
+	if (!err) {
+		cfg->take_over = TB_TAKE_NONE;
+		cfg->prev_owed_until = req.owed_max;
+		err = config_write(skel, cfg);
+	}
+	if (!err && bpf_map_delete_elem(bpf_map__fd(skel->maps.table_prev), &zero))
+		err = -errno;
+	return err;
+}
+
+int upgrade_finish(const struct upgrade_moves *mv, struct tb *skel, struct tb_config *cfg)
 {
 	struct tb_migrate_req req = {
 		.shared = mv->old[SHARED] >= 0,
 		.stats_cpus = mv->old[STATS] >= 0 ? libbpf_num_possible_cpus() : 0,
 	};
-	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(req)]; } f = { req };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .repeat = 1);
+	int err = 0;
 
-	if (!req.shared && !req.stats_cpus)
+	if (!req.shared && !req.stats_cpus && mv->old[BUCKETS] < 0)
 		return 0;
 	grace_period();
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o))
-		return -errno;
-	return o.retval == XDP_PASS ? 0 : -EINVAL;
+	if (req.shared || req.stats_cpus)
+		err = migrate(skel, &req);
+	if (!err && mv->old[BUCKETS] >= 0)
+		err = take_over(skel, cfg);
+	return err;
 }
 
 int upgrade_abandon(const char *dev, struct upgrade_moves *mv)
@@ -387,10 +491,10 @@ int upgrade_abandon(const char *dev, struct upgrade_moves *mv)
 	return err;
 }
 
-int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel)
+int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel, struct tb_config *cfg)
 {
 	bool moved = false;
-	int err = upgrade_finish(mv, skel);
+	int err = upgrade_finish(mv, skel, cfg);
 
 	for (int i = 0; i < tb_map_count; i++)
 		moved |= mv->old[i] >= 0;

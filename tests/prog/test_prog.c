@@ -300,29 +300,30 @@ static __u64 held(const struct tb_bucket *b)
 	return b->lvl.tokens + (b->credit_granted ? tb_credit_unspent(b->credit) : 0) * TB_NANO;
 }
 
-/* Rewrite address a's way of the table as f does it, in place of the
- * datapath: set it to b (put), or clear it (evict). 0 or -errno. */
-static int table_edit(const struct tb_addr *a, const struct tb_bucket *b, int evict)
+/* Clear address a's way of the table of maps m placed as cfg says, in
+ * place of the datapath (evict), or set its bucket to b. 0 or -errno. */
+static int table_edit_in(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
+			 const struct tb_bucket *b)
 {
-	__u32 si = tb_set_index(tb_place_hash(&rs->cfg, a), rs->cfg.table_shift);
+	__u32 si = tb_set_index(tb_place_hash(cfg, a), cfg->table_shift);
 	struct tb_set set;
 	int w;
 
-	if (bpf_map_lookup_elem(rs->m.buckets, &si, &set))
+	if (bpf_map_lookup_elem(m->buckets, &si, &set))
 		return -errno;
-	w = tb_way_find(&set, a, rs->cfg.ways);
+	w = tb_way_find(&set, a, cfg->ways);
 	if (w < 0)
 		return -ENOENT;
-	if (evict)
+	if (!b)
 		tb_way_clear(&set, w);
 	else
 		set.b[w] = *b;
-	return bpf_map_update_elem(rs->m.buckets, &si, &set, BPF_EXIST) ? -errno : 0;
+	return bpf_map_update_elem(m->buckets, &si, &set, BPF_EXIST) ? -errno : 0;
 }
 
 static int bucket_put(const struct tb_addr *a, const struct tb_bucket *b)
 {
-	return table_edit(a, b, 0);
+	return table_edit_in(&rs->m, &rs->cfg, a, b);
 }
 
 /* Credit word w as bucket b's way carries it. */
@@ -332,13 +333,18 @@ static __u64 tagged(const struct tb_bucket *b, __u64 w)
 	return (__u64)b->tag << TB_CREDIT_TAG_SHIFT | w;
 }
 
-static int has_bucket(const char *addr)
+static int has_bucket_in(const struct tb_maps *m, const struct tb_config *cfg, const char *addr)
 {
 	struct tb_bucket b;
 	struct tb_addr a;
 
 	addr_parse(addr, &a);
-	return !bucket_get(&rs->m, &rs->cfg, &a, &b);
+	return !bucket_get(m, cfg, &a, &b);
+}
+
+static int has_bucket(const char *addr)
+{
+	return has_bucket_in(&rs->m, &rs->cfg, addr);
 }
 
 static struct tb_stats totals(void)
@@ -1116,7 +1122,7 @@ static void evict(const char *addr)
 	struct tb_addr a;
 
 	addr_parse(addr, &a);
-	CHECK(!table_edit(&a, NULL, 1), "evict the bucket of %s", addr);
+	CHECK(!table_edit_in(&rs->m, &rs->cfg, &a, NULL), "evict the bucket of %s", addr);
 }
 
 /* A bucket the table evicted comes back as what it owed, not as a fresh
@@ -2475,7 +2481,7 @@ static void upgrade_merges_shared_buckets_and_counters(void)
 
 	/* The merge: counters once. */
 	for (int round = 1; round <= 2; round++) {
-		CHECK_EQ(upgrade_finish(&mv, nskel), 0, "upgrade_finish, round %d", round);
+		CHECK_EQ(upgrade_finish(&mv, nskel, &rs->cfg), 0, "upgrade_finish, round %d", round);
 		sh = shared_in(nm.shared, slot);
 		CHECK_EQ(sh.b.c.passed_packets, 2, "round %d: shared passed packets merged once", round);
 		CHECK_EQ(sh.b.c.dropped_packets, 1, "round %d: with the denial counted since", round);
@@ -2487,6 +2493,161 @@ static void upgrade_merges_shared_buckets_and_counters(void)
 		CHECK_EQ(stats_in(om.stats).c.passed_packets, 0, "round %d: the older counters emptied", round);
 	}
 	CHECK_EQ(run(nxdp, &f), XDP_PASS, "after the merge the shared prefix passes from its level");
+out_new:
+	tb__destroy(nskel);
+out:
+	unpin();
+	teardown();
+}
+
+/* Address addr's bucket in the table of maps m placed as cfg says, or a
+ * zero one. */
+static struct tb_bucket bucket_in(const struct tb_maps *m, const struct tb_config *cfg, const char *addr)
+{
+	struct tb_bucket b = {};
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	bucket_get(m, cfg, &a, &b);
+	return b;
+}
+
+static void config_put(const struct tb_maps *m, const struct tb_config *cfg)
+{
+	__u32 zero = 0;
+
+	CHECK(!bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY), "write the new config");
+}
+
+/* An upgrade that takes the table over into one placed by SipHash, from
+ * pins placed by layout 12's mix, this build standing for both programs.
+ * While the older program may run, both charge the older table; then an
+ * address's first packet takes its bucket over, level and counters,
+ * leaving it moved; an address the older table lacks gets a moved mark
+ * there while a packet may still charge it; a bucket moved and gone from
+ * the new table is denied until the rest is moved; and the move of the
+ * rest, however often it runs, moves each bucket once. */
+static void upgrade_takes_the_table_over(void)
+{
+	const char *kept[] = { "rules", "prefixes_v4", "prefixes_v6", "shared", "locks", "stats", "dropcache",
+			       "denycache", "flushseq", "owed", "placecache" };
+	enum { BUCKETS = offsetof(struct tb_maps, buckets) / sizeof(int),
+	       CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+	struct tb_config ncfg;
+	struct upgrade_moves mv;
+	struct tb_bucket b;
+	struct tb_maps nm;
+	struct frame f;
+	struct tb_addr a;
+	struct tb *nskel;
+	int nxdp;
+	__u32 zero = 0;
+
+	setup();
+	pin_cpu0();
+	set_config_placed(16, TEST_SLOT_SEED, TB_PLACE_MIX);
+	/* 10 B/s: nothing refills a frame's worth while the new object loads. */
+	set_rule("default", 10, 3000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.50.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 2, "older program: A passes 2 frames");
+	frame_ipv4_len(&f, "198.18.50.2", 1000);
+	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "older program: B passes 1");
+	frame_ipv4_len(&f, "198.18.50.4", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 3, "older program: D passes 3 of 4 frames");
+	addr_parse("198.18.50.4", &a);
+	CHECK_EQ(table_edit_in(&rs->m, &rs->cfg, &a, NULL), 0, "evict D from the older table");
+
+	nskel = tb__open();
+	if (!CHECK(nskel, "open the new object"))
+		goto out;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(nskel->obj, kept[i]),
+					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
+	CHECK(!bpf_map__set_inner_map_fd(nskel->maps.table_prev, rs->m.buckets), "the older table as template");
+	if (!CHECK(!tb__load(nskel), "load the new object: %s", strerror(errno)))
+		goto out_new;
+	maps_from_skel(nskel, &nm);
+	nxdp = bpf_program__fd(nskel->progs.tb_xdp);
+	upgrade_moves_init(&mv);
+	mv.replace = true;
+	mv.old[BUCKETS] = rs->m.buckets;
+	mv.old[CONFIG] = rs->m.config;
+	mv.fresh[BUCKETS] = mv.fresh[CONFIG] = true;
+	CHECK_EQ(upgrade_copy(&mv, nskel), 0, "upgrade_copy");
+	ncfg = rs->cfg;
+	CHECK_EQ(upgrade_config(&mv, &ncfg), 0, "upgrade_config");
+	CHECK(ncfg.place == TB_PLACE_SIPHASH && ncfg.prev_place == TB_PLACE_MIX && ncfg.take_over == TB_TAKE_SHARE &&
+	      (ncfg.place_key[0] | ncfg.place_key[1]) && ncfg.slot_seed == rs->cfg.slot_seed,
+	      "the new config: SipHash under a new key, the caches' seed kept, sharing the older table first");
+	config_put(&nm, &ncfg);
+
+	/* Sharing: the new program charges the older table. */
+	frame_ipv4_len(&f, "198.18.50.1", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "shared: A's third frame passes, from the older table");
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "and its fourth is dropped");
+	b = bucket_in(&rs->m, &rs->cfg, "198.18.50.1");
+	CHECK_EQ(b.c.passed_packets, 3, "all of A's in its older bucket");
+	CHECK(!has_bucket_in(&nm, &ncfg, "198.18.50.1"), "and none in the new table");
+
+	/* Every CPU takes over: B's next packet moves B. */
+	ncfg.take_over = TB_TAKE_OVER;
+	config_put(&nm, &ncfg);
+	frame_ipv4_len(&f, "198.18.50.2", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "B's second frame passes, from the bucket taken over");
+	b = bucket_in(&nm, &ncfg, "198.18.50.2");
+	CHECK_EQ(b.c.passed_packets, 2, "B's bucket is in the new table, counters carried");
+	/* A new bucket would hold 2000 B; the VM's slow clock refills tens. */
+	CHECK(held(&b) < 1500 * TB_NANO, "with its level carried: %llu nano-bytes",
+	      (unsigned long long)held(&b));
+	CHECK(bucket_in(&rs->m, &rs->cfg, "198.18.50.2").lvl.last_ns >= TB_MOVED_NS, "B's older bucket is moved");
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "B's third frame takes the last of its burst");
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "B's fourth is dropped: one burst across the move");
+
+	/* Moved, then evicted from the new table: denied until the rest moves. */
+	addr_parse("198.18.50.2", &a);
+	CHECK_EQ(table_edit_in(&nm, &ncfg, &a, NULL), 0, "evict B from the new table");
+
+	/* Marks, while a packet may still charge the older table. */
+	ncfg.take_over = TB_TAKE_MARK;
+	config_put(&nm, &ncfg);
+	frame_ipv4_len(&f, "198.18.50.3", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_PASS, "C, new, passes into the new table");
+	CHECK(has_bucket_in(&nm, &ncfg, "198.18.50.3"), "C has a bucket there");
+	b = bucket_in(&rs->m, &rs->cfg, "198.18.50.3");
+	CHECK(b.lvl.last_ns >= TB_MOVED_NS && b.lvl.tokens == 0, "and a moved mark in the older table");
+	CHECK_EQ(run(xdp_fd, &f), XDP_DROP, "which the older program finds empty");
+	frame_ipv4_len(&f, "198.18.50.2", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "B, moved and evicted, is denied meanwhile");
+
+	/* The rest, twice. */
+	ncfg.take_over = TB_TAKE_SHARE;
+	config_put(&nm, &ncfg);
+	for (int round = 1; round <= 2; round++) {
+		if (round == 2) {
+			CHECK_EQ(bpf_map_update_elem(bpf_map__fd(nskel->maps.table_prev), &zero, &rs->m.buckets,
+						     BPF_ANY), 0, "bind the older table again, as a rerun does");
+			ncfg.take_over = TB_TAKE_MARK;
+		}
+		CHECK_EQ(upgrade_finish(&mv, nskel, &ncfg), 0, "upgrade_finish, round %d", round);
+		CHECK_EQ(ncfg.take_over, TB_TAKE_NONE, "round %d: the take-over is over", round);
+		CHECK(ncfg.prev_owed_until > 0 && ncfg.prev_owed_until < TB_MOVED_NS,
+		      "round %d: the older placement's debts matter until %llu", round,
+		      (unsigned long long)ncfg.prev_owed_until);
+		b = bucket_in(&nm, &ncfg, "198.18.50.1");
+		CHECK_EQ(b.c.passed_packets, 3, "round %d: A moved, its passes once", round);
+		CHECK_EQ(b.c.dropped_packets, 1, "round %d: and its drop", round);
+		CHECK(held(&b) < 1000 * TB_NANO, "round %d: A's level moved: %llu", round, (unsigned long long)held(&b));
+		CHECK(bucket_in(&rs->m, &rs->cfg, "198.18.50.1").lvl.last_ns >= TB_MOVED_NS,
+		      "round %d: A's older bucket is moved", round);
+	}
+	CHECK(bpf_map_lookup_elem(bpf_map__fd(nskel->maps.table_prev), &zero, &b) && errno == ENOENT,
+	      "the older table is dropped");
+	frame_ipv4_len(&f, "198.18.50.1", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "A stays over its limit in the new table");
+	frame_ipv4_len(&f, "198.18.50.2", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "B, evicted empty, starts from what it owed");
+	frame_ipv4_len(&f, "198.18.50.4", 1000);
+	CHECK_EQ(run(nxdp, &f), XDP_DROP, "D, evicted from the older table, starts from what it owed there");
 out_new:
 	tb__destroy(nskel);
 out:
@@ -2537,6 +2698,7 @@ TEST_LIST(
 	T(evicted_bucket_starts_from_what_it_owed),
 	T(upgrade_copies_values_by_their_common_beginning),
 	T(upgrade_merges_shared_buckets_and_counters),
+	T(upgrade_takes_the_table_over),
 	T(a_set_keeps_its_live_address),
 	T(a_reset_leaves_the_live_address_its_way),
 	T(two_cpus_one_bucket_over_the_limit),

@@ -93,8 +93,8 @@ static void mix_colliders_spread_under_siphash(void)
 	}
 }
 
-/* Pins upgraded from layout 12 keep the mix: both programs share the
- * table during the swap, so the placement holds for the pins' life. */
+/* The placement the config names: layout 12's mix, which an upgrade
+ * takes over from, or SipHash under the config's key. */
 static void placement_follows_the_config(void)
 {
 	struct tb_addr a = v4(0xc6120001);
