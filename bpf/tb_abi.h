@@ -33,6 +33,7 @@ enum tb_action {
 	TB_ACTION_MARK = 2,     /* as drop, but ECN-capable packets get CE instead of an early drop
 				 * in the upper half of the early range */
 	TB_ACTION_SHAPE = 3,    /* tc-egress: delay (skb->tstamp, for fq) instead of dropping */
+	TB_ACTION_PASS = 4,     /* pass uncharged: no bucket, no rate (an allow-list) */
 };
 
 enum tb_scope {

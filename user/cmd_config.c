@@ -23,6 +23,10 @@ void rule_save(FILE *f, const char *dev, const struct tb_rule *r)
 	char p[64], horizon[32];
 
 	rule_format(r, p, sizeof(p));
+	if (r->action == TB_ACTION_PASS) {
+		fprintf(f, "rule set dev %s %s action pass\n", dev, p);
+		return;
+	}
 	fprintf(f, "rule set dev %s %s rate %llu%s burst %llu%s cost %s action %s scope %s", dev, p,
 		(unsigned long long)r->r.rate, pk ? "pps" : "bps", (unsigned long long)r->burst, pk ? "" : "b",
 		cost_names[r->cost], action_names[r->action], scope_names[r->scope]);

@@ -63,6 +63,15 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	if ((v = kw_get(kws, "action")) && (c = choose("rule set", "action", v, action_names)) < 0)
 		return EXIT_USAGE;
 	s->action = v ? c : TB_ACTION_DROP;
+	if (s->action == TB_ACTION_PASS) {
+		/* An allow-list entry: nothing to charge, so nothing to say how. */
+		for (const struct kw *k = kws + 1; k->name; k++)
+			if (k->value && strcmp(k->name, "action"))
+				return usage_error("rule set", "action pass takes no \"%s\": it passes uncharged",
+						   k->name);
+		*s = (struct rule_spec){ .cost = TB_COST_BYTES, .action = TB_ACTION_PASS };
+		return 0;
+	}
 	if ((v = kw_get(kws, "scope")) && (c = choose("rule set", "scope", v, scope_names)) < 0)
 		return EXIT_USAGE;
 	s->scope = v ? c : TB_SCOPE_PER_ADDRESS;
@@ -186,10 +195,14 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 
 	rule_format(r, buf, sizeof(buf));
 	json_add_str(o, "prefix", buf);
+	json_add_str(o, "action", action_names[r->action]);
+	if (r->action == TB_ACTION_PASS) {
+		json_object_array_add(arr, o);
+		return;
+	}
 	json_add_u64(o, pk ? "rate_packets_per_sec" : "rate_bytes_per_sec", r->r.rate);
 	json_add_u64(o, pk ? "burst_packets" : "burst_bytes", r->burst);
 	json_add_str(o, "cost", cost_names[r->cost]);
-	json_add_str(o, "action", action_names[r->action]);
 	json_add_str(o, "scope", scope_names[r->scope]);
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
 		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
@@ -240,6 +253,10 @@ static int run_rule_list(const struct cmd_args *a)
 			continue;
 		}
 		rule_format(r, p, sizeof(p));
+		if (r->action == TB_ACTION_PASS) {
+			printf("%s action pass\n", p);
+			continue;
+		}
 		format_rate(r->r.rate, pk, rate, sizeof(rate));
 		format_size(r->burst, pk, burst, sizeof(burst));
 		printf("%s rate %s burst %s cost %s action %s scope %s", p, rate, burst,
@@ -259,8 +276,8 @@ static int run_rule_list(const struct cmd_args *a)
 
 const struct command cmd_rule_set = {
 	"rule set", parse_rule_set, run_rule_change,
-	"dev DEV {default|PREFIX} rate RATE [burst SIZE] [cost bytes|packets] "
-	"[action drop|mark|monitor|shape] [scope per-address|shared] [early on|off] [horizon TIME]",
+	"dev DEV {default|PREFIX} {rate RATE [burst SIZE] [cost bytes|packets] "
+	"[action drop|mark|monitor|shape] [scope per-address|shared] [early on|off] [horizon TIME] | action pass}",
 	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {

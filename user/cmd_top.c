@@ -172,7 +172,7 @@ static void rates(struct frame *cur, const struct frame *prev)
 		r->dropped_bps = (r->c.dropped_bytes - p.dropped_bytes) * 8 / secs;
 		r->dropped_pps = (r->c.dropped_packets - p.dropped_packets) / secs;
 		r->share = 0;
-		if (r->rule >= 0) {
+		if (r->rule >= 0 && cur->rs->rules[r->rule].r.rate) {
 			const struct tb_rule *rule = &cur->rs->rules[r->rule];
 			double used = rule->cost == TB_COST_PACKETS ? r->passed_pps : r->passed_bps / 8;
 

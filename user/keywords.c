@@ -14,7 +14,7 @@
 const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress", NULL };
 const char *const key_names[] = { "src", "dst", NULL };
 const char *const cost_names[] = { "bytes", "packets", NULL };
-const char *const action_names[] = { "drop", "monitor", "mark", "shape", NULL };
+const char *const action_names[] = { "drop", "monitor", "mark", "shape", "pass", NULL };
 const char *const scope_names[] = { "per-address", "shared", NULL };
 
 int usage_error(const char *cmd, const char *fmt, ...)

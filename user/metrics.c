@@ -223,7 +223,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
 					const struct tb_rule *r = &d[i].rs->rules[id];
 
-					if (r->in_use && r->cost == cost)
+					if (r->in_use && r->cost == cost && r->action != TB_ACTION_PASS)
 						sample_rule(f, name, &d[i], id, burst ? r->burst : r->r.rate);
 				}
 		}

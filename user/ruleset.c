@@ -282,7 +282,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 {
 	int old = ruleset_find(rs, p), id, shared, err;
 	struct tb_rule r = {
-		.r = tb_rate_make(s->rate, s->burst),
+		.r = s->action == TB_ACTION_PASS ? (struct tb_rate){ 0 } : tb_rate_make(s->rate, s->burst),
 		.burst = s->burst,
 		.in_use = 1,
 		.cost = s->cost,

@@ -14,9 +14,14 @@ rule set dev $DEV_R 198.18.0.0/24 rate 2kpps burst 32 cost packets
 rule set dev $DEV_R 2001:db8::/48 rate 5mbit action monitor
 rule set dev $DEV_R 198.18.5.0/24 rate 20mbit scope shared early off
 rule set dev $DEV_R 198.18.6.0/24 rate 1234567bit action mark
+rule set dev $DEV_R 198.18.0.16/28 action pass
 EOF
 tb save dev "$DEV_R" >"$tmp/saved"
-check "save: an attach line and a line per rule" [ "$(grep -c '^attach\|^rule set' "$tmp/saved")" = 6 ]
+check "save: an attach line and a line per rule" [ "$(grep -c '^attach\|^rule set' "$tmp/saved")" = 7 ]
+check "save: an allow-list entry as it was set" grep -qx "rule set dev $DEV_R 198.18.0.16/28 action pass" "$tmp/saved"
+check "rule list: the allow-list entry, with no rate" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.16/28 action pass'"
+check "rule list -j: its action, and no rate" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j rule list dev $DEV_R |
+	jq -e '.[] | select(.prefix == \"198.18.0.16/28\") | .action == \"pass\" and (has(\"rate_bytes_per_sec\") | not)' >/dev/null"
 check "save: the attach options" grep -qx "attach dev $DEV_R mode xdp key src max-addrs 8192" "$tmp/saved"
 before=$(rules)
 

@@ -44,6 +44,8 @@ expect_fail 2 '"::ffff:198.18.0.0/112" is IPv4-mapped' rule set dev "$DEV_R" ::f
 expect_fail 2 'invalid device name ""' rule set dev "" default rate 1mbit
 expect_fail 2 'horizon applies to action shape only' rule set dev "$DEV_R" default rate 1mbit horizon 10ms
 expect_fail 2 'early applies to action drop and mark only' rule set dev "$DEV_R" default rate 1mbit action monitor early off
+expect_fail 2 'action pass takes no "rate"' rule set dev "$DEV_R" 198.18.0.0/24 rate 1mbit action pass
+expect_fail 2 'action pass takes no "scope"' rule set dev "$DEV_R" 198.18.0.0/24 action pass scope shared
 expect_fail 2 'invalid early "maybe"' rule set dev "$DEV_R" default rate 1mbit early maybe
 expect_fail 2 'invalid horizon "10 parsecs"' rule set dev "$DEV_R" default rate 1mbit action shape horizon "10 parsecs"
 expect_fail 2 'horizon "11s" is too large' rule set dev "$DEV_R" default rate 1mbit action shape horizon 11s

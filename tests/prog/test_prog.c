@@ -617,6 +617,33 @@ static void monitor_counts_and_passes(void)
 	teardown();
 }
 
+/* An allow-listed prefix passes under a default cap, uncharged: no
+ * bucket, counted as passed; made a capped rule again, it is charged. */
+static void pass_rule_passes_uncharged(void)
+{
+	struct tb_stats before;
+	struct frame f, g;
+
+	setup();
+	set_rule("default", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	set_rule("198.18.9.16/28", 0, 0, TB_COST_BYTES, TB_ACTION_PASS, TB_SCOPE_PER_ADDRESS);
+	set_rule("2001:db8:9::/48", 0, 0, TB_COST_BYTES, TB_ACTION_PASS, TB_SCOPE_PER_ADDRESS);
+	before = totals();
+	frame_ipv4_len(&f, "198.18.9.17", 1000);
+	frame_ipv6_len(&g, "2001:db8:9::1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 50, XDP_PASS), 50, "IPv4 allow-listed: 50 of 50 frames pass");
+	CHECK_EQ(pass_count(tc_fd, &g, 50, TC_ACT_UNSPEC), 50, "IPv6 allow-listed, tc: 50 of 50 pass");
+	CHECK(!has_bucket("198.18.9.17") && !has_bucket("2001:db8:9::1"), "neither has a bucket");
+	CHECK_EQ(totals().c.passed_packets - before.c.passed_packets, 100, "all counted as passed");
+	CHECK_EQ(totals().c.dropped_packets, before.c.dropped_packets, "none dropped");
+	frame_ipv4_len(&f, "198.18.9.32", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 2, "outside the /28 the default caps: 2 of 5");
+	set_rule("198.18.9.16/28", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.9.17", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 2, "capped once the rule is: 2 of 5");
+	teardown();
+}
+
 static void rate_change_keeps_bucket_state(void)
 {
 	struct frame f;
@@ -2668,6 +2695,7 @@ TEST_LIST(
 	T(unmatched_addresses_pass),
 	T(shared_scope_caps_the_prefix),
 	T(monitor_counts_and_passes),
+	T(pass_rule_passes_uncharged),
 	T(rate_change_keeps_bucket_state),
 	T(rule_change_publishes_a_fresh_slot),
 	T(interrupted_change_resolves_to_the_published_slot),
