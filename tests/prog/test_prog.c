@@ -355,6 +355,20 @@ static struct tb_stats totals(void)
 	return s;
 }
 
+/* An upgrade's new object, opened with the maps named kept taken from
+ * the loaded one, as attach keeps them; NULL when it cannot open. */
+static struct tb *open_keeping(const char *const *kept, size_t n)
+{
+	struct tb *o = tb__open();
+
+	if (!CHECK(o, "open the new object"))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(o->obj, kept[i]),
+					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
+	return o;
+}
+
 /* Send n frames, return how many the program passed. */
 static int pass_count(int fd, const struct frame *f, int n, __u32 pass)
 {
@@ -2477,12 +2491,9 @@ static void upgrade_merges_shared_buckets_and_counters(void)
 	/* The new program: the older maps it keeps, new shared buckets and
 	 * counters, and the older ones bound as attach binds them. */
 	om = rs->m;
-	nskel = tb__open();
-	if (!CHECK(nskel, "open the new object"))
+	nskel = open_keeping(kept, sizeof(kept) / sizeof(kept[0]));
+	if (!nskel)
 		goto out;
-	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(nskel->obj, kept[i]),
-					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
 	CHECK(!bpf_map__reuse_fd(nskel->maps.shared_prev, om.shared) &&
 	      !bpf_map__reuse_fd(nskel->maps.stats_prev, om.stats), "bind the older maps: %s", strerror(errno));
 	if (!CHECK(!tb__load(nskel), "load the new object: %s", strerror(errno)))
@@ -2584,12 +2595,9 @@ static void upgrade_takes_the_table_over(void)
 	addr_parse("198.18.50.4", &a);
 	CHECK_EQ(table_edit_in(&rs->m, &rs->cfg, &a, NULL), 0, "evict D from the older table");
 
-	nskel = tb__open();
-	if (!CHECK(nskel, "open the new object"))
+	nskel = open_keeping(kept, sizeof(kept) / sizeof(kept[0]));
+	if (!nskel)
 		goto out;
-	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(nskel->obj, kept[i]),
-					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);
 	CHECK(!bpf_map__set_inner_map_fd(nskel->maps.table_prev, rs->m.buckets), "the older table as template");
 	if (!CHECK(!tb__load(nskel), "load the new object: %s", strerror(errno)))
 		goto out_new;
