@@ -19,23 +19,11 @@ static int parse_save(int argc, char **argv, struct cmd_args *a)
 
 void rule_save(FILE *f, const char *dev, const struct tb_rule *r)
 {
-	int pk = r->cost == TB_COST_PACKETS;
-	char p[64], horizon[32];
+	char p[64];
 
 	rule_format(r, p, sizeof(p));
-	if (r->action == TB_ACTION_PASS) {
-		fprintf(f, "rule set dev %s %s action pass\n", dev, p);
-		return;
-	}
-	fprintf(f, "rule set dev %s %s rate %llu%s burst %llu%s cost %s action %s scope %s", dev, p,
-		(unsigned long long)r->r.rate, pk ? "pps" : "bps", (unsigned long long)r->burst, pk ? "" : "b",
-		cost_names[r->cost], action_names[r->action], scope_names[r->scope]);
-	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
-		fprintf(f, " early %s", r->r.early ? "on" : "off");
-	if (r->action == TB_ACTION_SHAPE) {
-		format_time(r->horizon_ns, horizon, sizeof(horizon));
-		fprintf(f, " horizon %s", horizon);
-	}
+	fprintf(f, "rule set dev %s %s ", dev, p);
+	rule_words(f, r, true);
 	fputc('\n', f);
 }
 

@@ -187,6 +187,32 @@ static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
 	return parse_dev_only("rule list", argc, argv, a, false);
 }
 
+void rule_words(FILE *f, const struct tb_rule *r, bool exact)
+{
+	int pk = r->cost == TB_COST_PACKETS;
+	char rate[32], burst[32], horizon[32];
+
+	if (r->action == TB_ACTION_PASS) {
+		fputs("action pass", f);
+		return;
+	}
+	if (exact) {
+		snprintf(rate, sizeof(rate), "%llu%s", (unsigned long long)r->r.rate, pk ? "pps" : "bps");
+		snprintf(burst, sizeof(burst), "%llu%s", (unsigned long long)r->burst, pk ? "" : "b");
+	} else {
+		format_rate(r->r.rate, pk, rate, sizeof(rate));
+		format_size(r->burst, pk, burst, sizeof(burst));
+	}
+	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
+		action_names[r->action], scope_names[r->scope]);
+	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
+		fprintf(f, " early %s", on_off[r->r.early != 0]);
+	if (r->action == TB_ACTION_SHAPE) {
+		format_time(r->horizon_ns, horizon, sizeof(horizon));
+		fprintf(f, " horizon %s", horizon);
+	}
+}
+
 static void rule_json(const struct tb_rule *r, struct json_object *arr)
 {
 	struct json_object *o = json_object_new_object();
@@ -245,28 +271,15 @@ static int run_rule_list(const struct cmd_args *a)
 	qsort(order, n, sizeof(order[0]), by_prefix);
 	for (int i = 0; i < n; i++) {
 		const struct tb_rule *r = &rs.rules[order[i]];
-		int pk = r->cost == TB_COST_PACKETS;
-		char p[64], rate[32], burst[32], horizon[32];
+		char p[64];
 
 		if (out.json) {
 			rule_json(r, arr);
 			continue;
 		}
 		rule_format(r, p, sizeof(p));
-		if (r->action == TB_ACTION_PASS) {
-			printf("%s action pass\n", p);
-			continue;
-		}
-		format_rate(r->r.rate, pk, rate, sizeof(rate));
-		format_size(r->burst, pk, burst, sizeof(burst));
-		printf("%s rate %s burst %s cost %s action %s scope %s", p, rate, burst,
-		       cost_names[r->cost], action_names[r->action], scope_names[r->scope]);
-		if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
-			printf(" early %s", on_off[r->r.early != 0]);
-		if (r->action == TB_ACTION_SHAPE) {
-			format_time(r->horizon_ns, horizon, sizeof(horizon));
-			printf(" horizon %s", horizon);
-		}
+		printf("%s ", p);
+		rule_words(stdout, r, false);
 		putchar('\n');
 	}
 	if (out.json)

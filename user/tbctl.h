@@ -125,6 +125,9 @@ int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
 /* One rule as a "rule set" line to f, in units that keep every value
  * exact (cmd_config.c). */
 void rule_save(FILE *f, const char *dev, const struct tb_rule *r);
+/* A rule's words after its prefix, as rule set takes them: exact (save)
+ * or in the units a person reads (rule list). */
+void rule_words(FILE *f, const struct tb_rule *r, bool exact);
 /* Non-zero (said) when a re-attach asks for another mode, key or table
  * size than the pinned config has. */
 int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg);
