@@ -15,10 +15,16 @@ ABI_FLAGS ?=
 # Addresses are written as 32-bit words and compared as 64-bit ones
 # (bpf/table.h), so no build may assume the two never alias, as the
 # kernel's own never does.
-BPF_CFLAGS := -O2 -g -target bpf -fno-strict-aliasing -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS)
-# CFLAGS is the user's (make CFLAGS=-fsanitize=address keeps the rest).
+# The objects' debug paths are relative, so that the skeletons (and a
+# package) are the same wherever the tree is built.
+BPF_CFLAGS := -O2 -g -target bpf -fno-strict-aliasing -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS) \
+	      -fdebug-prefix-map=$(CURDIR)=.
+# The version, in one place: the Debian changelog's top entry.
+VERSION := $(shell awk -F '[()]' 'NR == 1 { print $$2 }' debian/changelog)
+# CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-fsanitize=address
+# keeps the rest; a package build brings dpkg-buildflags' hardening).
 CFLAGS  ?= -O2 -g
-TB_CFLAGS = $(CFLAGS) $(ABI_FLAGS) -fno-strict-aliasing -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
+TB_CFLAGS = $(CPPFLAGS) $(CFLAGS) -DTBCTL_VERSION='"$(VERSION)"' $(ABI_FLAGS) -fno-strict-aliasing -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
 	    -I$(BUILD)
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
@@ -40,7 +46,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
-.PHONY: all deps test test-full unit demo bench clean install fixture
+.PHONY: all deps test test-full unit demo bench clean install fixture deb
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
@@ -63,19 +69,19 @@ $(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
-	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lmicrohttpd -lncursesw -lm
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lmicrohttpd -lncursesw -lm
 
 $(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
-	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
 $(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
-	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
-	$(CC) $(TB_CFLAGS) $^ -o $@
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@
 
 $(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
-	$(CC) $(TB_CFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
 
 -include $(shell find $(BUILD) -path '$(BUILD)/next' -prune -o -name '*.d' -print 2>/dev/null)
 
@@ -91,14 +97,14 @@ deps:
 # Built in parallel (the two builds share nothing): 9 s instead of 16 on
 # two cores.
 test: deps
-	$(MAKE) -j$$(nproc) all fixture
+	$(MAKE) -j$$(nproc) all fixture deb
 	tests/run.sh
 
 # Every kill point and every fuzz case, where make test tries a sample of
 # them (TB_SEED): before a release, and after changing how tbctl
 # publishes rules or upgrades pins.
 test-full: deps
-	$(MAKE) -j$$(nproc) all fixture
+	$(MAKE) -j$$(nproc) all fixture deb
 	TB_FULL=1 tests/run.sh
 
 unit: $(UNIT)
@@ -126,6 +132,16 @@ install: $(TBCTL)
 	for u in tbctl@.service tbctl-exporter.service; do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' dist/$$u >$(DESTDIR)$(UNITDIR)/$$u; done
 	install -D -m 0644 dist/example.conf $(DESTDIR)$(PREFIX)/share/doc/tbctl/example.conf
+
+# The Debian package (debian/) as dpkg-buildpackage -us -uc -b makes it,
+# from a copy of the tree, whose dh clean leaves this build alone:
+# $(BUILD)/deb/tbctl_$(VERSION)_amd64.deb.
+deb:
+	rm -rf $(BUILD)/deb
+	mkdir -p $(BUILD)/deb/tbctl
+	git ls-files -co --exclude-standard -z | xargs -0 cp -a --parents -t $(BUILD)/deb/tbctl
+	cd $(BUILD)/deb/tbctl && env -u MAKEFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS=parallel=$$(nproc) \
+		dpkg-buildpackage -us -uc -b >../build.log 2>&1 || { tail -n 30 ../build.log; exit 1; }
 
 clean:
 	rm -rf $(BUILD)

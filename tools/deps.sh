@@ -13,11 +13,14 @@ set -euo pipefail
 # the benchmark; libmicrohttpd: the exporter's HTTP server; prometheus:
 # promtool and a real server scraping the exporter in the tests; curl:
 # scrapes in the tests; ncurses: top's screen; groff, man-db, systemd:
-# checking the installed man page and unit (systemd-analyze verify).
+# checking the installed man page and unit (systemd-analyze verify);
+# debhelper, dpkg-dev, lintian, git: the Debian package (make deb) and its
+# check.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
 	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time
-	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd)
+	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd
+	  debhelper dpkg-dev lintian git)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -134,23 +134,29 @@ static char *log_ring[LOG_LINES];
 static unsigned log_next;
 static char log_partial[1024];
 
+/* The line being made, with add bytes of text: as much as fits. */
+static void log_append(const char *text, size_t add)
+{
+	size_t have = strlen(log_partial);
+
+	if (have + add >= sizeof(log_partial))
+		add = sizeof(log_partial) - have - 1;
+	memcpy(log_partial + have, text, add);
+	log_partial[have + add] = 0;
+}
+
 static void log_keep(const char *text)
 {
 	const char *nl;
 
 	while ((nl = strchr(text, '\n'))) {
-		size_t have = strlen(log_partial), add = nl - text;
-
-		if (have + add >= sizeof(log_partial))
-			add = sizeof(log_partial) - have - 1;
-		memcpy(log_partial + have, text, add);
-		log_partial[have + add] = 0;
+		log_append(text, nl - text);
 		free(log_ring[log_next % LOG_LINES]);
 		log_ring[log_next++ % LOG_LINES] = strdup(log_partial);
 		log_partial[0] = 0;
 		text = nl + 1;
 	}
-	strncat(log_partial, text, sizeof(log_partial) - strlen(log_partial) - 1);
+	log_append(text, strlen(text));
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -7,7 +7,6 @@
 #include "output.h"
 #include "tbctl.h"
 
-#define TBCTL_VERSION "0.1.0"
 
 int main(int argc, char **argv)
 {

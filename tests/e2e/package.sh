@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The Debian package make test builds (make deb, from debian/): lintian
+# finds no error or warning in it, it holds what make install installs,
+# its Depends were computed from the binary's libraries, and its version
+# is the one tbctl --version says, from debian/changelog. Installing it,
+# policing with it and purging it is tests/vm/e2e/package.sh's, in
+# Debian's own kernel.
+. "$(dirname "$0")/lib.bash"
+
+version=$(awk -F '[()]' 'NR == 1 { print $2 }' "$ROOT/debian/changelog")
+deb=$B/deb/tbctl_${version}_amd64.deb
+check "make deb built $deb" [ -s "$deb" ]
+tags=$(lintian --no-tag-display-limit "$B/deb/tbctl_${version}_amd64.changes" 2>&1 | grep -E '^[EW]: ')
+check "lintian: no error and no warning${tags:+ ($tags)}" [ -z "$tags" ]
+contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
+for f in ./usr/sbin/tbctl ./usr/share/man/man8/tbctl.8.gz ./usr/share/bash-completion/completions/tbctl \
+	./lib/systemd/system/tbctl@.service ./lib/systemd/system/tbctl-exporter.service \
+	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright; do
+	check "the package holds $f" grep -qx -- "$f" <<<"$contents"
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libbpf1 libc6 libjson-c5 libmicrohttpd12 libmnl0 libncursesw6; do
+	check "Depends names $lib, computed ($depends)" grep -q "\\b$lib (>=" <<<"$depends"
+done
+check "the package's version is debian/changelog's: $(dpkg-deb -f "$deb" Version)" \
+	[ "$(dpkg-deb -f "$deb" Version)" = "$version" ]
+check "tbctl --version says it too: $("$TBCTL" --version)" bash -c "'$TBCTL' --version | grep -q '^tbctl $version '"
+summary
