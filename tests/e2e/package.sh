@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The Debian package make test builds (make deb, from debian/): lintian
 # finds no error or warning in it, it holds what make install installs,
-# its Depends were computed from the binary's libraries, and its version
-# is the one tbctl --version says, from debian/changelog. Installing it,
+# its Depends were computed from the binary's libraries, its version is
+# the one tbctl --version says, from debian/changelog, and
+# dpkg-buildpackage in another directory makes the same bytes. Installing it,
 # policing with it and purging it is tests/vm/e2e/package.sh's, in
 # Debian's own kernel.
 . "$(dirname "$0")/lib.bash"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 version=$(awk -F '[()]' 'NR == 1 { print $2 }' "$ROOT/debian/changelog")
 deb=$B/deb/tbctl_${version}_amd64.deb
@@ -24,5 +27,10 @@ for lib in libbpf1 libc6 libjson-c5 libmicrohttpd12 libmnl0 libncursesw6; do
 done
 check "the package's version is debian/changelog's: $(dpkg-deb -f "$deb" Version)" \
 	[ "$(dpkg-deb -f "$deb" Version)" = "$version" ]
+mkdir -p "$tmp/elsewhere/tbctl"
+(cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -a --parents -t "$tmp/elsewhere/tbctl")
+(cd "$tmp/elsewhere/tbctl" && env -u MAKEFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b >../log 2>&1)
+check "dpkg-buildpackage in another directory makes the same bytes" \
+	[ "$(sha256sum <"$tmp/elsewhere/tbctl_${version}_amd64.deb")" = "$(sha256sum <"$deb")" ]
 check "tbctl --version says it too: $("$TBCTL" --version)" bash -c "'$TBCTL' --version | grep -q '^tbctl $version '"
 summary
