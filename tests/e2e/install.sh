@@ -2,7 +2,8 @@
 # make install into a temporary DESTDIR, as a package build would: the
 # installed binary runs, the man page renders with no groff warning, the
 # systemd unit passes systemd-analyze verify and names the installed
-# binary, and the bash completion offers the right words.
+# binary, the bash completion offers the right words, and the man page
+# documents every command and option tbctl -j help lists, and no other.
 . "$(dirname "$0")/lib.bash"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -35,6 +36,28 @@ for cmd in attach detach status "rule set" "rule del" "rule list" show stats res
 	# groff may widen any space of a justified line: "rule  set".
 	check "the man page documents $cmd" grep -qE "^       ${cmd// / +}" <<<"$page"
 done
+
+# Every command of tbctl -j help, with every keyword and value of its
+# arguments, in the synopsis lines of the page's COMMANDS (a .B after a
+# .TP), and the reverse. Placeholders (DEV, N) are upper case.
+synopses() { # "COMMAND<TAB>WORDS" a line, groff's escapes gone
+	awk '/^\.SH COMMANDS/ { on = 1; next } /^\.SH/ { on = 0 }
+	     on && tp && /^\.B / { sub(/^\.B /, ""); print } { tp = /^\.TP/ }' "$man" |
+		sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' |
+		awk '{ c = ""; for (i = 1; i <= NF && $i ~ /^[a-z]+$/ && $i != "dev"; i++) c = c (c ? " " : "") $i
+		       w = ""; for (; i <= NF; i++) w = w " " $i; print c "\t" w }'
+}
+words() { tr -s '[]{}|. \t' '\n' | grep -E '^-?[a-z][a-z0-9-]*$' | sort -u | xargs; }
+help=$("$root/usr/sbin/tbctl" -j help)
+while read -r c; do
+	hw=$(jq -r --arg c "$c" '.commands[] | select(.command == $c) | .arguments' <<<"$help" | words)
+	mw=$(synopses | awk -F '\t' -v c="$c" '$1 == c { print $2 }' | words)
+	check "the man page's $c takes what tbctl -j help says (help: $hw; page: $mw)" [ "$hw" = "$mw" ]
+done < <(jq -r '.commands[].command' <<<"$help")
+while read -r c; do
+	check "the man page's $c is a command of tbctl -j help" \
+		jq -e --arg c "$c" 'any(.commands[]; .command == $c)' <<<"$help" >/dev/null
+done < <(synopses | cut -f1 | sort -u)
 
 # The unit, checked as systemd would load it from the installed tree, with
 # this machine's own units (the targets it depends on) beside it.
