@@ -85,17 +85,21 @@ static int settle_one(const char *dev, int i)
 	return rename(from, to) ? -errno : 0;
 }
 
+/* Every pending pin over its pin: the table next to last and the config
+ * last. Until the config's, the next attach upgrades from the older
+ * config again, taking up what is still pending: a table taken over must
+ * then still be the older one at its pin. */
 static int settle_all(const char *dev)
 {
-	int err = 0;
+	int order[TB_N_MAPS], n = 0, err = 0;
 
-	for (int i = 0; i < tb_map_count && !err; i++)
-		if (i != CONFIG) {
-			err = settle_one(dev, i);
-			err = err == -ENOENT ? 0 : err;
-		}
-	if (!err) {
-		err = settle_one(dev, CONFIG);
+	for (int i = 0; i < tb_map_count; i++)
+		if (i != BUCKETS && i != CONFIG)
+			order[n++] = i;
+	order[n++] = BUCKETS;
+	order[n++] = CONFIG;
+	for (int k = 0; k < n && !err; k++) {
+		err = settle_one(dev, order[k]);
 		err = err == -ENOENT ? 0 : err;
 	}
 	return err;
