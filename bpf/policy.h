@@ -287,8 +287,11 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 			st->unmatched_bytes += len;
 			return TB_PASS;
 		}
-		if (s.rule->action == TB_ACTION_PASS)
+		if (s.rule->action == TB_ACTION_PASS) {
+			st->allowed_packets += pkts;
+			st->allowed_bytes += len;
 			return tb_count(st, TB_FIT, TB_ACTION_PASS, len, pkts);
+		}
 		tb_terms_of(s.rule, len, pkts, t);
 		if (s.rule->scope == TB_SCOPE_SHARED)
 			return tb_shared_charge(st, s.rule->shared, t, now, len, pkts, depart);

@@ -586,12 +586,14 @@ struct tb_stats {
 	__u64 early_dropped_packets;  /* of dropped_*: the early signal, not an empty bucket */
 	__u64 marked_packets;         /* passed with CE set (action mark) */
 	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
+	__u64 allowed_packets;        /* of passed_*: by an action pass rule, uncharged */
+	__u64 allowed_bytes;
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next_packets;
 #endif
 };
 
-/* What every layout's struct tb_stats holds. */
+/* What every layout's struct tb_stats holds, from layout 12 on. */
 #define TB_STATS_COMMON (__builtin_offsetof(struct tb_stats, delayed_packets) + sizeof(__u64))
 
 /* tb_reset_counters' packet: what tbctl asks of it, and what it hands

@@ -65,6 +65,8 @@ static const char *const stats_help[] = {
 	"Packets of dropped_packets dropped by the early signal",
 	"Packets passed with ECN CE set (action mark)",
 	"Packets of passed_packets given a later departure (action shape)",
+	"Packets of passed_packets that an action pass rule let through uncharged",
+	"Bytes of passed_bytes that an action pass rule let through uncharged",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"A counter of the layout after this one (test fixture)",
 #endif

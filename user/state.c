@@ -32,7 +32,7 @@ const char *const tb_stats_names[] = {
 	"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
 	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
 	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
-	"early_dropped_packets", "marked_packets", "delayed_packets",
+	"early_dropped_packets", "marked_packets", "delayed_packets", "allowed_packets", "allowed_bytes",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"fixture_next_packets",
 #endif

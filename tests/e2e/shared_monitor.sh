@@ -80,6 +80,7 @@ for s in "${mon_srcs[@]}"; do
 	check "allow-listed: $s charged to no bucket (the monitor phase's counted nothing since the reset)" \
 		[ "$(tb -j show dev "$DEV_R" addr "$s" | jq '[.[] | .passed_packets + .dropped_packets] | add // 0')" = 0 ]
 done
-check "allow-listed: the global counters passed them all and dropped none" \
-	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j stats dev $DEV_R | jq -e '.passed_packets >= $total and .dropped_packets == 0' >/dev/null"
+check "allow-listed: the global counters passed them all, as allowed, and dropped none" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j stats dev $DEV_R |
+		jq -e '.passed_packets >= $total and .allowed_packets == $total and .dropped_packets == 0' >/dev/null"
 summary

@@ -649,9 +649,12 @@ static void pass_rule_passes_uncharged(void)
 	CHECK_EQ(pass_count(tc_fd, &g, 50, TC_ACT_UNSPEC), 50, "IPv6 allow-listed, tc: 50 of 50 pass");
 	CHECK(!has_bucket("198.18.9.17") && !has_bucket("2001:db8:9::1"), "neither has a bucket");
 	CHECK_EQ(totals().c.passed_packets - before.c.passed_packets, 100, "all counted as passed");
+	CHECK_EQ(totals().allowed_packets - before.allowed_packets, 100, "and as allowed");
+	CHECK_EQ(totals().allowed_bytes - before.allowed_bytes, 100 * 1000, "their bytes too");
 	CHECK_EQ(totals().c.dropped_packets, before.c.dropped_packets, "none dropped");
 	frame_ipv4_len(&f, "198.18.9.32", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 2, "outside the /28 the default caps: 2 of 5");
+	CHECK_EQ(totals().allowed_packets - before.allowed_packets, 100, "which it does not count as allowed");
 	set_rule("198.18.9.16/28", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, "198.18.9.17", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 2, "capped once the rule is: 2 of 5");
