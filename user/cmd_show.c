@@ -184,9 +184,19 @@ static int find_one(struct show *sh, struct row *r)
 		return err;
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
+		char p[64] = "";
+
 		addr_format(&a->addr, buf, sizeof(buf));
-		out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
-			  "or reset, or no rule matches)", a->dev, buf);
+		if (id >= 0)
+			rule_format(&rs.rules[id], p, sizeof(p));
+		if (id < 0)
+			out_error("show dev %s addr %s: no bucket: no rule matches it", a->dev, buf);
+		else if (rs.rules[id].action == TB_ACTION_PASS)
+			out_error("show dev %s addr %s: no bucket: its rule, %s action pass, charges none", a->dev,
+				  buf, p);
+		else
+			out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
+				  "or reset)", a->dev, buf);
 		return 1;
 	}
 	slot = rs.rules[id].shared;

@@ -161,6 +161,15 @@ check "batch attaching a device that does not exist: refused at line 2 ($err)" \
 	grep -qF "line 2: attach dev nosuch$ID: no such device" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
 expect_fail 1 "reset dev nosuch$ID: no such device" reset dev "nosuch$ID"
+# show addr without a bucket says why: an allow-list entry charges none.
+check "an allow-list entry" tb rule set dev "$DEV_R" 198.18.7.0/28 action pass
+snap=$(state)
+expect_fail 1 "show dev $DEV_R addr 198.18.7.1: no bucket: its rule, 198.18.7.0/28 action pass, charges none" \
+	show dev "$DEV_R" addr 198.18.7.1
+expect_fail 1 "show dev $DEV_R addr 198.18.9.9: no bucket (no traffic seen since it was last evicted or reset)" \
+	show dev "$DEV_R" addr 198.18.9.9
+check "the allow-list entry deleted" tb rule del dev "$DEV_R" 198.18.7.0/28
+snap=$(state)
 # Control bytes and bytes that are no UTF-8 come back escaped, never raw.
 check "-j error about a name with control and non-UTF-8 bytes is valid JSON" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j rule set dev \$'a\x1bb\xffc' default rate 1mbit |
