@@ -18,7 +18,8 @@ check "lintian: no error and no warning${tags:+ ($tags)}" [ -z "$tags" ]
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/tbctl ./usr/share/man/man8/tbctl.8.gz ./usr/share/bash-completion/completions/tbctl \
 	./lib/systemd/system/tbctl@.service ./lib/systemd/system/tbctl-exporter.service \
-	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright; do
+	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright ./usr/share/doc/tbctl/README.md.gz \
+	./usr/share/doc/tbctl/NEWS.gz; do
 	check "the package holds $f" grep -qx -- "$f" <<<"$contents"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
