@@ -191,21 +191,22 @@ static __always_inline int tb_move_bucket(const struct tb_addr *key, __u32 gen, 
 }
 
 /* While the older table's evicted buckets may still owe in owed[] as
- * the older placement slots them (tb_config.prev_owed_until), raise
- * key's slot to what its older slot owes, before a new bucket of key
- * starts from it. That holds the slot's other addresses back as long, as
+ * the older placement slots them (the caller checks
+ * tb_config.prev_owed_until, so that no other packet pays the call),
+ * raise key's slot to what its older slot owes, before a new bucket of
+ * key starts from it. That holds the slot's other addresses back as long, as
  * sharing a slot does. Under the slot's stripe lock, by compare-and-swap:
  * during a take-over the older placement writes the slot under another
  * stripe. A global function, so the verifier checks it once, not on
  * every path that makes a bucket. */
-__attribute__((noinline)) int tb_owed_carry(const struct tb_addr *key, __u64 now)
+__attribute__((noinline)) int tb_owed_carry(const struct tb_addr *key)
 {
 	__u32 k = 0, h;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &k);
 	struct tb_lock *lk;
 	__u64 *from, *to, v, seen;
 
-	if (!cfg || !key || now >= cfg->prev_owed_until || cfg->take_over == TB_TAKE_SHARE)
+	if (!cfg || !key || cfg->take_over == TB_TAKE_SHARE)
 		return 0;
 	from = tb_owed_slot(cfg, tb_place_hash_as(cfg, cfg->prev_place, key));
 	h = tb_place_hash(cfg, key);

@@ -205,8 +205,8 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 	if (!s->b && cfg->take_over >= TB_TAKE_MARK &&
 	    tb_move_bucket(key, s->gen, s->id, t->unit, TB_MOVING_PACKET) == TB_TAKEN_DENY)
 		return tb_count(st, TB_OVER, t->action, len, pkts);
-	if (!s->b)
-		tb_owed_carry(key, now);
+	if (!s->b && now < cfg->prev_owed_until)
+		tb_owed_carry(key);
 	/* A new bucket is made in this CPU's scratch: the stack has no room. */
 	nb = bpf_map_lookup_elem(&newbucket, &zero);
 	if (!nb)
