@@ -372,12 +372,11 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 	return err;
 }
 
-/* For the pins of an attached device: -ESTALE when attach upgrades them
- * (the layout before this build's, or this layout with the table placed
- * as that one placed it), -EPROTONOSUPPORT when an older layout made
- * them (or placed their lock stripes before layout 9: upgraded since,
- * they kept that placement), -EPROTO for a newer build's; 0 otherwise: no
- * config, or one not yet written, claims no layout. */
+/* For the pins of an attached device: -ESTALE when the layout before
+ * this build's made them, -EPROTONOSUPPORT when an older one did (or
+ * placed their lock stripes before layout 9: upgraded since, they kept
+ * that placement), -EPROTO for a newer build's; 0 otherwise: no config,
+ * or one not yet written, claims no layout. */
 static int check_version(const char *dev)
 {
 	struct tb_config cfg;
@@ -391,14 +390,14 @@ static int check_version(const char *dev)
 	if (err || !cfg.attached)
 		return err;
 	layout = cfg.layout ? cfg.layout : 1;
-	if (layout == TB_LAYOUT && cfg.place == TB_PLACE_SIPHASH)
+	if (layout == TB_LAYOUT)
 		return 0;
 	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u%s, this build's is %u", layout,
-		 !cfg.place ? " with lock stripes placed as before layout 9" :
-		 layout == TB_LAYOUT ? " with the table placed by layout 12's mix" : "", TB_LAYOUT);
+		 cfg.place ? "" : " with lock stripes placed as before layout 9",
+		 TB_LAYOUT);
 	if (layout > TB_LAYOUT)
 		return -EPROTO;
-	return layout >= TB_LAYOUT - 1 && cfg.place ? -ESTALE : -EPROTONOSUPPORT;
+	return layout == TB_LAYOUT - 1 && cfg.place ? -ESTALE : -EPROTONOSUPPORT;
 }
 
 static int open_pins(const char *dev, struct tb_maps *m)
