@@ -15,14 +15,6 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define tb_htons(x) ((__u16)__builtin_bswap16(x))
-#define tb_htonl(x) ((__u32)__builtin_bswap32(x))
-#else
-#define tb_htons(x) ((__u16)(x))
-#define tb_htonl(x) ((__u32)(x))
-#endif
-
 enum tb_class {
 	TB_CLASS_IPV4,
 	TB_CLASS_IPV6,
@@ -140,11 +132,13 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 			if ((const void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)
 				return TB_CLASS_ND;
 		}
-		/* The unspecified address :: is nobody's to charge: never a
-		 * destination, and a source only before a host has an address
-		 * (RFC 4291, 2.5.2), as its duplicate-address probe, which
-		 * passes above. Key 0 also marks a free way of the table. */
-		if (!(key->w[0] | key->w[1] | key->w[2] | key->w[3]))
+		/* ::/32 is nobody's to charge: the unspecified address ::,
+		 * a source only before a host has an address (RFC 4291,
+		 * 2.5.2), as its duplicate-address probe, which passes above;
+		 * the loopback, never on a wire; the rest reserved. Key 0
+		 * marks a free way of the table, and the rest of ::/32 keys
+		 * per-/LEN buckets (group.h). */
+		if (!key->w[0])
 			return TB_CLASS_MALFORMED;
 		return TB_CLASS_IPV6;
 	}

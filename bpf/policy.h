@@ -251,16 +251,20 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 }
 
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
- * tb_police), to the bucket of address key: by the first of the four
- * paths that decides it. Failing open (pass) on the impossible lookups
- * keeps a broken map from blackholing a link. */
+ * tb_police), to the bucket of address key (or of its group, which key
+ * becomes): by the first of the four paths that decides it. Failing open
+ * (pass) on the impossible lookups keeps a broken map from blackholing a
+ * link. */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
-					  const struct tb_addr *key, int cls, __u64 len,
+					  struct tb_addr *key, int cls, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
-	__u32 ci = tb_dropcache_slot(key, cfg->slot_seed), id;
-	struct tb_seen s = { .gen = cfg->gen, .ci = ci };
+	struct tb_seen s = { .gen = cfg->gen };
+	__u32 id = tb_regroup(key, cls);
+	__u32 ci = tb_dropcache_slot(key, cfg->slot_seed);
 	int v;
+
+	s.ci = ci;
 
 	s.d = bpf_map_lookup_elem(&denycache, &ci);
 	v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);

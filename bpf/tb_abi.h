@@ -8,6 +8,15 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
+/* Network byte order, for the BPF target and the host alike. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define tb_htons(x) ((__u16)__builtin_bswap16(x))
+#define tb_htonl(x) ((__u32)__builtin_bswap32(x))
+#else
+#define tb_htons(x) ((__u16)(x))
+#define tb_htonl(x) ((__u32)(x))
+#endif
+
 /* Bucket levels are kept in nano-units (1e-9 byte, or 1e-9 packet): a rate
  * of R units/s then refills exactly R nano-units per nanosecond, so the
  * refill is one integer multiplication with no rounding at all. */
@@ -39,6 +48,7 @@ enum tb_action {
 enum tb_scope {
 	TB_SCOPE_PER_ADDRESS = 0,
 	TB_SCOPE_SHARED = 1,
+	TB_SCOPE_GROUP = 2,     /* per-/LEN: a bucket for each /group_len (group.h) */
 };
 
 enum tb_key {
@@ -115,7 +125,9 @@ struct tb_rule {
 	__u16 shared;       /* shared[] slot, kept by the prefix across changes */
 	__u8 addr[16];      /* network address, 4 or 16 bytes used */
 	__u64 horizon_ns;   /* action shape: the longest delay; later departures drop */
-	__u64 spare[2];     /* zero: room for fields whose zero means "as before" */
+	__u8 group_len;     /* scope per-/LEN: LEN */
+	__u8 pad[7];
+	__u64 spare;        /* zero: room for fields whose zero means "as before" */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -498,7 +510,10 @@ struct tb_config {
 	 * may take the first ways ways. Set by attach and kept. */
 	__u8 table_shift;
 	__u8 ways;
-	__u16 pad2;
+	/* Some rule is per-/LEN: a packet's rule is resolved before its
+	 * bucket is looked up, since it says the bucket's key (group.h). */
+	__u8 grouped;
+	__u8 pad2;
 	/* The program attach (or an upgrade) hooked last; 0: not written.
 	 * Tells tbctl's program on the device without opening it by id,
 	 * which takes CAP_SYS_ADMIN. */

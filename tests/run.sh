@@ -26,6 +26,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/metrics.sh]=80
 	[tests/e2e/observe.sh]=80
 	[tests/e2e/policing.sh]=80
+	[tests/e2e/groups.sh]=80
 	[tests/e2e/spoof.sh]=45
 	[tests/e2e/tcp.sh]=45
 	[tests/e2e/top.sh]=45
@@ -66,4 +67,5 @@ nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
 run_suites "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
-	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_prog" beside_vm no_timing
+	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_prog" \
+	beside_vm no_timing

@@ -133,9 +133,10 @@ static double ratio_of(const struct timed *a, const struct timed *b)
 	return median(v, rounds);
 }
 
-static void set_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 burst)
+static void set_group_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 burst, __u8 group_len)
 {
-	struct rule_spec s = { .rate = rate, .burst = burst };
+	struct rule_spec s = { .rate = rate, .burst = burst, .scope = group_len ? TB_SCOPE_GROUP : 0,
+			       .group_len = group_len };
 	struct tb_prefix p;
 	char err[128];
 
@@ -143,6 +144,11 @@ static void set_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 b
 		fprintf(stderr, "tbbench: rule %s: %s\n", prefix, err);
 		exit(1);
 	}
+}
+
+static void set_rule(struct ruleset *rs, const char *prefix, __u64 rate, __u64 burst)
+{
+	set_group_rule(rs, prefix, rate, burst, 0);
 }
 
 /* 10,000 rules: the default plus 9,999 IPv6 /64s, 2001:db8:0:X::/64. */
@@ -219,12 +225,14 @@ static void add_ns(struct json_object *o, const char *name, double ns)
 static void per_packet(struct json_object *doc)
 {
 	struct bench *b = bench__open_and_load();
-	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb();
+	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb(), *t64 = load_tb();
 	struct ruleset *rs = ruleset_of(t->obj), *rsd = ruleset_of(td->obj), *rs10k = ruleset_of(t10k->obj);
+	struct ruleset *rs64 = ruleset_of(t64->obj);
 	struct frame v4, v6;
 	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
-	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_10K, N };
-	struct timed p4[N - 1], p6[N], empty;
+	/* The last two for IPv6 alone. */
+	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_10K, XDP_PASS_PER64, N };
+	struct timed p4[N - 2], p6[N], empty;
 
 	if (!b)
 		die("load bench object");
@@ -237,6 +245,7 @@ static void per_packet(struct json_object *doc)
 	set_rule(rs10k, "default", TB_RATE_MAX, TB_BURST_MAX);
 	many_rules(rs10k, TB_RATE_MAX, TB_BURST_MAX);
 	set_rule(rsd, "default", 1, 1500);
+	set_group_rule(rs64, "::/0", TB_RATE_MAX, TB_BURST_MAX, 64);
 	for (int fam = 0; fam < 2; fam++) {
 		struct timed *p = fam ? p6 : p4;
 		const struct frame *f = fam ? &v6 : &v4;
@@ -247,11 +256,12 @@ static void per_packet(struct json_object *doc)
 			[TC_PASS] = bpf_program__fd(t->progs.tb_tc),
 			[TC_DROP] = bpf_program__fd(td->progs.tb_tc),
 			[XDP_PASS_10K] = bpf_program__fd(t10k->progs.tb_xdp),
+			[XDP_PASS_PER64] = bpf_program__fd(t64->progs.tb_xdp),
 		};
 
-		for (int i = 0; i < N - !fam; i++)
+		for (int i = 0; i < N - 2 * !fam; i++)
 			p[i] = (struct timed){ .fd = fd[i], .f = f, .reps = repeat, .per_run = 1 };
-		cost_interleaved(p, N - !fam);
+		cost_interleaved(p, N - 2 * !fam);
 	}
 	empty = (struct timed){ .fd = bpf_program__fd(b->progs.bench_empty), .f = &v4, .reps = repeat, .per_run = 1 };
 	cost_interleaved(&empty, 1);
@@ -263,6 +273,7 @@ static void per_packet(struct json_object *doc)
 	add_ns(o, "tc_v4_pass_ns", p4[TC_PASS].ns);
 	add_ns(o, "tc_v6_pass_ns", p6[TC_PASS].ns);
 	add_ns(o, "xdp_v6_pass_10k_rules_ns", p6[XDP_PASS_10K].ns);
+	add_ns(o, "xdp_v6_pass_per64_ns", p6[XDP_PASS_PER64].ns);
 	add_ns(o, "xdp_v4_drop_ns", p4[XDP_DROP].ns);
 	add_ns(o, "xdp_v6_drop_ns", p6[XDP_DROP].ns);
 	add_ns(o, "tc_v4_drop_ns", p4[TC_DROP].ns);
@@ -270,11 +281,14 @@ static void per_packet(struct json_object *doc)
 	add_ns(q, "xdp_v4_drop_over_floor", ratio_of(&p4[XDP_DROP], &p4[FLOOR]));
 	add_ns(q, "xdp_v4_pass_over_floor", ratio_of(&p4[XDP_PASS], &p4[FLOOR]));
 	add_ns(q, "xdp_v6_10k_rules_over_one", ratio_of(&p6[XDP_PASS_10K], &p6[XDP_PASS]));
+	add_ns(q, "xdp_v6_per64_over_per_address", ratio_of(&p6[XDP_PASS_PER64], &p6[XDP_PASS]));
 	json_object_object_add(o, "ratios", q);
 	json_object_object_add(doc, "per_packet", o);
 	tb__destroy(t);
 	tb__destroy(td);
 	tb__destroy(t10k);
+	tb__destroy(t64);
+	free(rs64);
 	bench__destroy(b);
 	free(rs);
 	free(rsd);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* rule set, rule del, rule list. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "group.h"
 #include "output.h"
 #include "qdisc.h"
 #include "state.h"
@@ -44,6 +46,46 @@ static int parse_prefix(const char *cmd, const char *word, struct tb_prefix *p)
 	return 0;
 }
 
+/* scope per-address|shared|per-/LEN. A /LEN lies within the prefix, so
+ * that the prefix's rule is every group member's; one as long as an
+ * address is per-address. */
+static int parse_scope(const char *v, const struct tb_prefix *p, struct rule_spec *s)
+{
+	int width = p->family == 4 ? 32 : 128, max = p->family == 4 ? 32 : TB_GROUP_V6_MAX;
+	unsigned long len;
+	char *end;
+
+	if (strncmp(v, "per-/", 5)) {
+		int c = choose("rule set", "scope", v, scope_names);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		s->scope = c;
+		return 0;
+	}
+	if (!p->family)
+		return usage_error("rule set", "scope %s on default would span both families: set it on "
+				   "0.0.0.0/0 and on ::/0", v);
+	errno = 0;
+	len = strtoul(v + 5, &end, 10);
+	if (!isdigit((unsigned char)v[5]) || *end || errno || len > (unsigned long)width)
+		return usage_error("rule set", "invalid scope \"%s\" (per-/LEN with LEN 0..%d for IPv%d)", v, width,
+				   p->family);
+	if (len < p->len)
+		return usage_error("rule set", "scope %s is shorter than the prefix /%u: every group must lie "
+				   "within the rule's prefix", v, p->len);
+	if (len == (unsigned long)width) {
+		s->scope = TB_SCOPE_PER_ADDRESS;
+		return 0;
+	}
+	if (len > (unsigned long)max)
+		return usage_error("rule set", "scope %s: IPv6 groups are at most /%d (or per-address, /128)", v,
+				   TB_GROUP_V6_MAX);
+	s->scope = TB_SCOPE_GROUP;
+	s->group_len = len;
+	return 0;
+}
+
 static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 {
 	struct kw kws[] = { { "dev" }, { "rate" }, { "burst" }, { "cost" }, { "action" }, { "scope" },
@@ -72,9 +114,8 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 		*s = (struct rule_spec){ .cost = TB_COST_BYTES, .action = TB_ACTION_PASS };
 		return 0;
 	}
-	if ((v = kw_get(kws, "scope")) && (c = choose("rule set", "scope", v, scope_names)) < 0)
-		return EXIT_USAGE;
-	s->scope = v ? c : TB_SCOPE_PER_ADDRESS;
+	if ((v = kw_get(kws, "scope")) && (rc = parse_scope(v, &a->prefix, s)))
+		return rc;
 	if ((v = kw_get(kws, "early")) && (c = choose("rule set", "early", v, on_off)) < 0)
 		return EXIT_USAGE;
 	s->early = v ? c : 1;
@@ -190,7 +231,7 @@ static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
 void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 {
 	int pk = r->cost == TB_COST_PACKETS;
-	char rate[32], burst[32], horizon[32];
+	char rate[32], burst[32], horizon[32], scope[16];
 
 	if (r->action == TB_ACTION_PASS) {
 		fputs("action pass", f);
@@ -204,7 +245,7 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		format_size(r->burst, pk, burst, sizeof(burst));
 	}
 	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
-		action_names[r->action], scope_names[r->scope]);
+		action_names[r->action], scope_format(r->scope, r->group_len, scope, sizeof(scope)));
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
 		fprintf(f, " early %s", on_off[r->r.early != 0]);
 	if (r->action == TB_ACTION_SHAPE) {
@@ -217,7 +258,7 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 {
 	struct json_object *o = json_object_new_object();
 	int pk = r->cost == TB_COST_PACKETS;
-	char buf[64];
+	char buf[64], scope[16];
 
 	rule_format(r, buf, sizeof(buf));
 	json_add_str(o, "prefix", buf);
@@ -229,7 +270,7 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 	json_add_u64(o, pk ? "rate_packets_per_sec" : "rate_bytes_per_sec", r->r.rate);
 	json_add_u64(o, pk ? "burst_packets" : "burst_bytes", r->burst);
 	json_add_str(o, "cost", cost_names[r->cost]);
-	json_add_str(o, "scope", scope_names[r->scope]);
+	json_add_str(o, "scope", scope_format(r->scope, r->group_len, scope, sizeof(scope)));
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
 		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
 	if (r->action == TB_ACTION_SHAPE)
@@ -290,7 +331,7 @@ static int run_rule_list(const struct cmd_args *a)
 const struct command cmd_rule_set = {
 	"rule set", parse_rule_set, run_rule_change,
 	"dev DEV {default|PREFIX} {rate RATE [burst SIZE] [cost bytes|packets] "
-	"[action drop|mark|monitor|shape] [scope per-address|shared] [early on|off] [horizon TIME] | action pass}",
+	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] | action pass}",
 	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {

@@ -133,7 +133,7 @@ static void print_row(struct show *sh, const struct row *r)
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
 	const struct tb_counters *c = &r->b.c;
 	int pk = rule && rule->cost == TB_COST_PACKETS;
-	char addr[64], rname[64] = "-", tok[32] = "-";
+	char addr[64], rname[64] = "-", tok[32] = "-", scope[16];
 	__u64 tokens = 0;
 
 	addr_format(&r->addr, addr, sizeof(addr));
@@ -149,7 +149,7 @@ static void print_row(struct show *sh, const struct row *r)
 
 		json_add_str(o, "address", addr);
 		json_add_str(o, "rule", rname);
-		json_add_str(o, "scope", rule ? scope_names[rule->scope] : "-");
+		json_add_str(o, "scope", rule ? scope_format(rule->scope, rule->group_len, scope, sizeof(scope)) : "-");
 		if (rule)
 			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
 		json_add_u64(o, "passed_packets", c->passed_packets);
@@ -178,8 +178,7 @@ static int find_one(struct show *sh, struct row *r)
 	int err, id;
 
 	memset(r, 0, sizeof(*r));
-	r->addr = a->addr;
-	err = snapshot_get(&sh->sn, &a->addr, &r->b, &r->rule);
+	err = snapshot_get(&sh->sn, &a->addr, &r->addr, &r->b, &r->rule);
 	if (err != -ENOENT)
 		return err;
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);

@@ -15,7 +15,15 @@ const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress
 const char *const key_names[] = { "src", "dst", NULL };
 const char *const cost_names[] = { "bytes", "packets", NULL };
 const char *const action_names[] = { "drop", "monitor", "mark", "shape", "pass", NULL };
-const char *const scope_names[] = { "per-address", "shared", NULL };
+const char *const scope_names[] = { "per-address", "shared", "per-/LEN", NULL };
+
+const char *scope_format(__u8 scope, __u8 len, char *buf, size_t size)
+{
+	if (scope != TB_SCOPE_GROUP)
+		return scope_names[scope];
+	snprintf(buf, size, "per-/%u", len);
+	return buf;
+}
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {

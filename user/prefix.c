@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "group.h"
 #include "prefix.h"
 
 static void clear_host_bits(__u8 *addr, int bytes, int len, bool *changed)
@@ -113,9 +114,34 @@ static bool is_v4(const struct tb_addr *a)
 	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
 }
 
+bool group_base(const struct tb_addr *key, struct tb_addr *base, __u32 *len)
+{
+	int v6;
+
+	if (!tb_group_of(key, &v6, len))
+		return false;
+	memset(base, 0, sizeof(*base));
+	if (v6) {
+		base->w[0] = key->w[2];
+		base->w[1] = key->w[3];
+	} else {
+		base->w[2] = htonl(0xffff);
+		base->w[3] = key->w[3];
+	}
+	return true;
+}
+
 void addr_format(const struct tb_addr *a, char *buf, size_t len)
 {
-	if (is_v4(a))
+	struct tb_addr base;
+	__u32 glen;
+
+	if (group_base(a, &base, &glen)) {
+		char host[INET6_ADDRSTRLEN];
+
+		addr_format(&base, host, sizeof(host));
+		snprintf(buf, len, "%s/%u", host, glen);
+	} else if (is_v4(a))
 		inet_ntop(AF_INET, &a->w[3], buf, len);
 	else
 		inet_ntop(AF_INET6, a->w, buf, len);

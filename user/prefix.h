@@ -25,7 +25,10 @@ int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen);
 int addr_parse(const char *s, struct tb_addr *a);
 bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b);
 void prefix_format(const struct tb_prefix *p, char *buf, size_t len);
+/* An address, or a per-/LEN group's key as its prefix (group.h). */
 void addr_format(const struct tb_addr *a, char *buf, size_t len);
+/* Whether key is a group's; if so, its first address and its length. */
+bool group_base(const struct tb_addr *key, struct tb_addr *base, __u32 *len);
 /* Whether address a lies in prefix p (default holds everything). */
 bool prefix_contains(const struct tb_prefix *p, const struct tb_addr *a);
 

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
+#include "group.h"
 #include "ruleset.h"
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
@@ -83,6 +84,23 @@ static int bump_gen(struct ruleset *rs, __u32 default_rule)
 	return 0;
 }
 
+/* tb_config.grouped says whether some rule is per-/LEN: set before such a
+ * rule is published, so no packet charges its address instead of its
+ * group, and cleared once the last is retired. */
+static int sync_grouped(struct ruleset *rs)
+{
+	struct tb_config cfg = rs->cfg;
+	__u32 zero = 0;
+
+	cfg.grouped = rs->ngrouped > 0;
+	if (cfg.grouped == rs->cfg.grouped)
+		return 0;
+	if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
+		return -errno;
+	rs->cfg = cfg;
+	return 0;
+}
+
 /* Point p at slot id (-1: at nothing), in one map update, and invalidate
  * every bucket's cached slot. */
 static int publish(struct ruleset *rs, const struct tb_prefix *p, int id)
@@ -123,6 +141,7 @@ static void index_add(struct ruleset *rs, int id)
 	h = prefix_hash(&p);
 	rs->next[id] = rs->head[h];
 	rs->head[h] = id + 1;
+	rs->ngrouped += rs->rules[id].scope == TB_SCOPE_GROUP;
 	/* A prefix's first rule takes the shared slot on top of the stack. */
 	if (rs->shared_refs[rs->rules[id].shared]++ == 0 && rs->nfree_shared &&
 	    rs->free_shared[rs->nfree_shared - 1] == rs->rules[id].shared)
@@ -141,6 +160,7 @@ static void index_del(struct ruleset *rs, int id)
 			break;
 		}
 	rs->free_rules[rs->nfree_rules++] = id;
+	rs->ngrouped -= rs->rules[id].scope == TB_SCOPE_GROUP;
 	if (--rs->shared_refs[rs->rules[id].shared] == 0)
 		rs->free_shared[rs->nfree_shared++] = rs->rules[id].shared;
 }
@@ -208,7 +228,7 @@ static int index_build(struct ruleset *rs, bool repair)
 
 	memset(rs->head, 0, sizeof(rs->head));
 	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
-	rs->nfree_rules = rs->nfree_shared = 0;
+	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = 0;
 	for (int i = TB_MAX_RULES - 1; i >= 0; i--) {
 		if (!rs->rules[i].in_use)
 			rs->free_rules[rs->nfree_rules++] = i;
@@ -289,6 +309,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.action = s->action,
 		.scope = s->scope,
 		.family = p->family,
+		.group_len = s->scope == TB_SCOPE_GROUP ? s->group_len : 0,
 		.prefixlen = p->len,
 		.horizon_ns = s->horizon_ns,
 	};
@@ -317,12 +338,16 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 	rs->nfree_rules--;
 	rs->rules[id] = r;
 	index_add(rs, id);
-	err = publish(rs, p, id);
+	err = sync_grouped(rs);
+	if (!err)
+		err = publish(rs, p, id);
 	if (err) {
 		retire(rs, id);
 		return err;
 	}
 	err = old >= 0 ? retire(rs, old) : 0;
+	if (!err)
+		err = sync_grouped(rs);
 	return err ? err : id;
 }
 
@@ -333,13 +358,15 @@ int ruleset_del(struct ruleset *rs, const struct tb_prefix *p)
 	if (id < 0)
 		return -ENOENT;
 	err = publish(rs, p, -1);
-	return err ? err : retire(rs, id);
+	if (!err)
+		err = retire(rs, id);
+	return err ? err : sync_grouped(rs);
 }
 
 void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 {
 	*s = (struct rule_spec){ .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
-				 .cost = r->cost, .action = r->action, .scope = r->scope,
+				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
 				 .early = r->r.early != 0 };
 }
 
@@ -352,6 +379,7 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	rule_spec_of(r, &have);
 	return have.rate == s->rate && have.burst == s->burst && have.cost == s->cost &&
 	       have.action == s->action && have.scope == s->scope && have.early == early &&
+	       (s->scope != TB_SCOPE_GROUP || have.group_len == s->group_len) &&
 	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns);
 }
 
@@ -398,11 +426,16 @@ static bool is_v4_mapped(const struct tb_addr *a)
 int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
 		    const struct tb_bucket *b, __u32 gen)
 {
-	__u32 id;
+	struct tb_addr base;
+	__u32 id, len;
 	int err;
 
 	if (b && b->gen == gen && rs->rules[tb_cached_rule(b)].in_use)
 		return tb_cached_rule(b);
+	/* A group's rule is its members': its first address's, unless a
+	 * rule for a longer prefix holds that one. */
+	if (group_base(a, &base, &len))
+		a = &base;
 	if (is_v4_mapped(a)) {
 		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
 
@@ -416,4 +449,15 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
 	if (!err && id < TB_MAX_RULES && rs->rules[id].in_use)
 		return id;
 	return ruleset_default(rs);
+}
+
+int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
+		   struct tb_addr *key)
+{
+	int id = ruleset_rule_of(rs, m, a, NULL, 0);
+
+	*key = *a;
+	if (id >= 0 && rs->rules[id].scope == TB_SCOPE_GROUP)
+		tb_group_key(key, !is_v4_mapped(a), rs->rules[id].group_len);
+	return id;
 }

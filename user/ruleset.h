@@ -21,6 +21,7 @@ struct ruleset {
 	int free_rules[TB_MAX_RULES], nfree_rules;              /* stack, lowest on top */
 	__u16 shared_refs[TB_MAX_RULES];                        /* in-use rules per shared[] slot */
 	int free_shared[TB_MAX_RULES], nfree_shared;
+	int ngrouped;           /* in-use per-/LEN rules */
 };
 
 /* What an operator sets; ruleset_set derives the rest. */
@@ -31,6 +32,7 @@ struct rule_spec {
 	__u8 cost;
 	__u8 action;
 	__u8 scope;
+	__u8 group_len; /* scope per-/LEN */
 	__u8 early;     /* the early congestion signal (drop, mark) */
 };
 
@@ -74,5 +76,9 @@ bool ruleset_shapes(const struct ruleset *rs);
  * default. */
 int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
 		    const struct tb_bucket *b, __u32 gen);
+/* The key of address a's bucket, as the datapath finds it now: a, or
+ * its group's under a per-/LEN rule. Returns a's rule's slot, or -1. */
+int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
+		   struct tb_addr *key);
 
 #endif

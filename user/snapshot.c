@@ -44,14 +44,17 @@ int snapshot_foreach(struct snapshot *sn,
 	return buckets_foreach(sn->m, each_bucket, &e);
 }
 
-int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_bucket *b, int *rule)
+int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_addr *key, struct tb_bucket *b,
+		 int *rule)
 {
-	int err = bucket_get(sn->m, &sn->pending.cfg, a, b);
+	int err;
 
+	ruleset_key_of(sn->rs, sn->m, a, key);
+	err = bucket_get(sn->m, &sn->pending.cfg, key, b);
 	if (!err)
-		err = pending_add(sn->m, &sn->pending, a, b);
+		err = pending_add(sn->m, &sn->pending, key, b);
 	if (!err)
-		*rule = ruleset_rule_of(sn->rs, sn->m, a, b, sn->cfg.gen);
+		*rule = ruleset_rule_of(sn->rs, sn->m, key, b, sn->cfg.gen);
 	return err;
 }
 

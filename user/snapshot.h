@@ -24,9 +24,11 @@ int snapshot_begin(struct snapshot *sn, const struct tb_maps *m, struct ruleset 
  * non-zero. 0, or -errno: the reads' or fn's. */
 int snapshot_foreach(struct snapshot *sn,
 		     int (*fn)(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx), void *ctx);
-/* Address a's bucket as snapshot_foreach gives it, and its rule: 0,
+/* Address a's bucket (under key: a, or its group's) as snapshot_foreach
+ * gives it, and its rule: 0,
  * -ENOENT when the table holds none, or -errno. */
-int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_bucket *b, int *rule);
+int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_addr *key, struct tb_bucket *b,
+		 int *rule);
 void snapshot_end(struct snapshot *sn);
 
 #endif

@@ -115,6 +115,8 @@ extern const char *const key_names[];
 extern const char *const cost_names[];
 extern const char *const action_names[];
 extern const char *const scope_names[];
+/* A rule's scope as its keyword: scope_names', or per-/len in buf. */
+const char *scope_format(__u8 scope, __u8 len, char *buf, size_t size);
 
 extern const struct command cmd_attach, cmd_detach, cmd_status;
 extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;

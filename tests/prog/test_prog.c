@@ -559,6 +559,87 @@ static void longest_prefix_wins(void)
 	teardown();
 }
 
+static int set_group(const char *prefix, __u64 burst, __u8 len)
+{
+	struct rule_spec s = { .rate = 1000, .burst = burst, .scope = TB_SCOPE_GROUP, .group_len = len };
+
+	return set_spec(prefix, &s);
+}
+
+/* The bucket of addr's group with its counters, as show finds it. */
+static struct tb_bucket group_bucket_of(const char *addr, char *name, size_t len)
+{
+	struct tb_bucket b = {};
+	struct tb_pending p;
+	struct tb_addr a, key;
+
+	addr_parse(addr, &a);
+	ruleset_key_of(rs, &rs->m, &a, &key);
+	addr_format(&key, name, len);
+	CHECK(!bucket_get(&rs->m, &rs->cfg, &key, &b), "bucket of %s's group %s exists", addr, name);
+	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
+		CHECK(!pending_add(&rs->m, &p, &key, &b), "%s: read what is pending", name);
+		pending_free(&p);
+	}
+	return b;
+}
+
+/* scope per-/LEN: a bucket for each /LEN, shared by its addresses, in
+ * both hooks; a more specific rule's address whose key would be its
+ * group's first address keeps a bucket of its own; ::/32 sources, whose
+ * keys are the groups', are malformed. */
+static void groups_share_a_bucket_per_prefix(void)
+{
+	struct tb_prefix p;
+	struct tb_stats st;
+	struct frame f;
+	char name[64];
+
+	setup();
+	set_rule("default", 1000, 5000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	set_group("198.18.0.0/16", 3000, 24);
+	set_rule("198.18.5.0/32", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	set_group("2001:db8::/32", 4000, 64);
+	CHECK_EQ(rs->cfg.grouped, 1, "the config says some rule is per-/LEN");
+	frame_ipv4_len(&f, "198.18.5.7", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "198.18.5.7: its /24's burst");
+	frame_ipv4_len(&f, "198.18.5.200", 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 10, (__u32)TC_ACT_UNSPEC), 0, "198.18.5.200: the same /24, drained");
+	CHECK_EQ(group_bucket_of("198.18.5.200", name, sizeof(name)).c.passed_packets, 3, "the /24 passed 3");
+	CHECK(!strcmp(name, "198.18.5.0/24"), "the group is named 198.18.5.0/24, not %s", name);
+	CHECK_EQ(group_bucket_of("198.18.5.7", name, sizeof(name)).c.dropped_packets, 17, "and dropped 17");
+	frame_ipv4_len(&f, "198.18.6.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "198.18.6.1: another /24's burst");
+	frame_ipv4_len(&f, "198.18.5.0", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 2, "198.18.5.0: its own rule's burst");
+	CHECK_EQ(bucket_of("198.18.5.0").c.passed_packets, 2, "198.18.5.0's bucket is its own");
+	frame_ipv4_len(&f, "198.51.100.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "outside the groups: per address");
+	CHECK_EQ(bucket_of("198.51.100.1").c.passed_packets, 5, "under its own key");
+
+	frame_ipv6_len(&f, "2001:db8:0:7::1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 4, "2001:db8:0:7::1: its /64's burst");
+	frame_ipv6_len(&f, "2001:db8:0:7:ffff:ffff:ffff:ffff", 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 10, (__u32)TC_ACT_UNSPEC), 0, "the /64's last address: drained");
+	CHECK_EQ(group_bucket_of("2001:db8:0:7::9", name, sizeof(name)).c.passed_packets, 4, "the /64 passed 4");
+	CHECK(!strcmp(name, "2001:db8:0:7::/64"), "the group is named 2001:db8:0:7::/64, not %s", name);
+	frame_ipv6_len(&f, "2001:db8:0:8::1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 4, "2001:db8:0:8::1: the next /64's burst");
+
+	frame_ipv6_len(&f, "0:0:0:6040:0:0:c612:507", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 3, "a ::/32 source passes, spending no group's bucket");
+	st = totals();
+	CHECK_EQ(st.malformed_packets, 3, "counted as malformed");
+
+	CHECK(!prefix_parse("2001:db8::/32", &p, name, sizeof(name)) && !ruleset_del(rs, &p), "delete the /64s");
+	CHECK(!prefix_parse("198.18.0.0/16", &p, name, sizeof(name)) && !ruleset_del(rs, &p), "delete the /24s");
+	CHECK_EQ(rs->cfg.grouped, 0, "with the last per-/LEN rule gone, so is the flag");
+	frame_ipv4_len(&f, "198.18.9.9", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "198.18.9.9: per address again");
+	CHECK_EQ(bucket_of("198.18.9.9").c.passed_packets, 5, "under its own key");
+	teardown();
+}
+
 static void new_rule_reclassifies_cached_buckets(void)
 {
 	struct frame f;
@@ -2702,6 +2783,7 @@ TEST_LIST(
 	T(options_and_fragments_are_charged),
 	T(addresses_are_isolated),
 	T(longest_prefix_wins),
+	T(groups_share_a_bucket_per_prefix),
 	T(new_rule_reclassifies_cached_buckets),
 	T(unmatched_addresses_pass),
 	T(shared_scope_caps_the_prefix),

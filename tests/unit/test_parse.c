@@ -51,6 +51,13 @@ static void ipv6_keys_all_128_bits(void)
 	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "its source is charged");
 	frame_icmp6(&f, "::", 135, 255);
 	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_ND, "a duplicate-address probe from :: passes as ND");
+	/* The rest of ::/32 is no host's either, and keys per-/LEN groups. */
+	frame_ipv6(&f, "::1", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "source ::1");
+	frame_ipv6(&f, "0:0:6040:0:0:0:c612:507", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_MALFORMED, "source 0:0:6040::c612:507, a group's key");
+	frame_ipv6(&f, "0:1::1", "2001:db8::9", &o);
+	CHECK_EQ(classify(&f, f.len, 0, &a), TB_CLASS_IPV6, "0:1::1, outside ::/32, is charged");
 }
 
 static void vlan_tags_and_truncations(void)
