@@ -99,6 +99,24 @@ struct {
 	__type(value, struct tb_placeslot);
 } placecache SEC(".maps");
 
+/* This CPU's latest resolution of an address per cache slot
+ * (tb_dropcache_slot), where some rule is per-/LEN: while the rule-set
+ * generation is still gen, its rule is at id (TB_MAX_RULES: none), and a
+ * flood from one address skips the prefix lookup (rule.h, tb_regroup).
+ * A cache of this program's, never pinned: a load starts it empty. */
+struct tb_groupslot {
+	struct tb_addr addr;
+	__u32 gen;
+	__u32 id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_DROPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tb_groupslot);
+} groupcache SEC(".maps");
+
 /* What evicted buckets still owe (tb_abi.h); size set by tbctl at load
  * with tb_config.owed_shift. */
 struct {

@@ -7,6 +7,7 @@
 #include "charge.h"
 #include "group.h"
 #include "parse.h"
+#include "table.h"
 
 /* A rules[] slot not resolved yet (tb_resolve). */
 #define TB_UNRESOLVED 0xffffffffu
@@ -45,8 +46,8 @@ found:
 }
 
 /* Where some rule is per-/LEN (tb_config.grouped), an address's rule says
- * which key its bucket has, so it is resolved first: key becomes its
- * group's under such a rule. Returns the rule's slot (TB_MAX_RULES:
+ * which key its bucket has, so it is resolved first (or taken from this
+ * CPU's groupcache): key becomes its group's under such a rule. Returns the rule's slot (TB_MAX_RULES:
  * none), or TB_UNRESOLVED where no rule is per-/LEN: a bucket's cached
  * rule spares the lookup there. Global and called for every packet, so
  * the verifier checks it once and goes on with one unknown result: with
@@ -54,18 +55,33 @@ found:
  * 494K without (and the program was slower). */
 __attribute__((noinline)) __u32 tb_regroup(struct tb_addr *key, int cls)
 {
-	__u32 zero = 0, id = TB_UNRESOLVED;
+	__u32 zero = 0, id = TB_UNRESOLVED, slot, gen;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct tb_groupslot *c;
 	struct tb_rule *rule;
+	int hit;
 
 	if (!key || !cfg)
 		return TB_MAX_RULES;
 	if (!cfg->grouped)
 		return TB_UNRESOLVED;
+	gen = READ_ONCE(cfg->gen);
+	slot = tb_dropcache_slot(key, cfg->slot_seed);
+	c = bpf_map_lookup_elem(&groupcache, &slot);
+	hit = c && c->gen == gen && tb_key_is(&c->addr, key);
+	if (hit)
+		id = c->id;
 	rule = tb_resolve(cfg, key, cls, &id);
 	if (!rule)
-		return TB_MAX_RULES;
-	if (rule->scope == TB_SCOPE_GROUP)
+		id = TB_MAX_RULES;
+	/* gen was read before the prefixes: a change published meanwhile
+	 * has bumped the generation past the one stored. */
+	if (c && !hit) {
+		c->addr = *key;
+		c->gen = gen;
+		c->id = id;
+	}
+	if (rule && rule->scope == TB_SCOPE_GROUP)
 		tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
 	return id;
 }

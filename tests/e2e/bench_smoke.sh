@@ -67,7 +67,7 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 22 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "every target has a measured ratio" jq -e '(.targets | length) == 23 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 7 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mode tc-egress key dst on the sending host caps what each destination
-# receives, whichever sources it comes from.
+# receives, whichever sources it comes from; under per-/24 and per-/64
+# rules, what each destination group receives together.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -31,6 +32,26 @@ for d in "${dsts[@]}"; do
 done
 check "no bucket for a source address" \
 	bash -c "! nsenter --net=/var/run/netns/$NS_S $TBCTL show dev $DEV_S addr ${SRC4[0]} >/dev/null 2>&1"
+
+check "0.0.0.0/0 per-/24" tbs rule set dev "$DEV_S" 0.0.0.0/0 rate 2mbit burst $B scope per-/24
+check "::/0 per-/64" tbs rule set dev "$DEV_S" ::/0 rate 2mbit burst $B scope per-/64
+in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
+rpid=$!
+listening "$NS_R" udp 9000
+in_s "$TBGEN" send --src "${SRC4[0]},${SRC6[0]}" --dst "$(IFS=,; echo "${dsts[*]}")" \
+	--seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+wait $rpid
+for g in "198.18.0.0/24 $FRAME4 ${dsts[*]:0:3}" "2001:db8::/64 $FRAME6 ${dsts[*]:3:2}"; do
+	read -r name frame members <<<"$g"
+	got=0
+	for d in $members; do got=$((got + $(awk -v d="$d" '$1 == d { print $2 }' "$tmp/recv"))); done
+	lo=$((R * SEND_S * 9 / 10))
+	hi=$(window_bound "$tmp/sent" $R $B "$frame")
+	check "group $name ($members) received $((got * frame)) bytes together, bound [$lo, $hi]" \
+		between $lo $((got * frame)) "$hi"
+	v=$(tbs -j show dev "$DEV_S" addr "${members%% *}" | jq -r '.[0] | "\(.address) \(.passed_packets)"')
+	check "show addr ${members%% *} names the group: $v" [ "$v" = "$name $got" ]
+done
 check "detach" tbs detach dev "$DEV_S"
 check "no clsact qdisc left" bash -c "! tc -n $NS_S qdisc show dev $DEV_S | grep -q clsact"
 summary

@@ -613,6 +613,12 @@ static void groups_share_a_bucket_per_prefix(void)
 	frame_ipv4_len(&f, "198.18.5.0", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 2, "198.18.5.0: its own rule's burst");
 	CHECK_EQ(bucket_of("198.18.5.0").c.passed_packets, 2, "198.18.5.0's bucket is its own");
+	/* Each CPU keeps the latest resolution per address: a rule change
+	 * makes it stale. */
+	set_rule("198.18.5.7/32", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	frame_ipv4_len(&f, "198.18.5.7", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 2, "198.18.5.7, given a rule of its own: its burst");
+	CHECK_EQ(bucket_of("198.18.5.7").c.passed_packets, 2, "in a bucket of its own");
 	frame_ipv4_len(&f, "198.51.100.1", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "outside the groups: per address");
 	CHECK_EQ(bucket_of("198.51.100.1").c.passed_packets, 5, "under its own key");
