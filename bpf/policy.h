@@ -261,11 +261,12 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 {
 	struct tb_seen s = { .gen = cfg->gen };
 	__u32 id = tb_regroup(key, cls);
+	/* The caches' slot is the key's, which tb_regroup may have made
+	 * a group's. */
 	__u32 ci = tb_dropcache_slot(key, cfg->slot_seed);
 	int v;
 
 	s.ci = ci;
-
 	s.d = bpf_map_lookup_elem(&denycache, &ci);
 	v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);
 	if (v != TB_UNDECIDED)
