@@ -177,9 +177,8 @@ __attribute__((noinline)) int tb_put_moved(const struct tb_addr *key, __u32 slot
  * TB_TAKEN_NONE when there is no older bucket to take. slot is the
  * moving[] entry it carries the bucket in: a packet's program may run
  * within tbctl's tb_migrate on the same CPU, but not within another
- * packet's. In two global
- * functions, so the verifier checks them once and each needs little of
- * the stack the packet's program leaves. */
+ * packet's. In two global functions, so the verifier checks them once
+ * and each needs little of the stack the packet's program leaves. */
 static __always_inline int tb_move_bucket(const struct tb_addr *key, __u32 gen, __u32 id, __u32 unit,
 					  __u32 slot)
 {

@@ -109,7 +109,7 @@ void prefix_format(const struct tb_prefix *p, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", host, p->len);
 }
 
-static bool is_v4(const struct tb_addr *a)
+bool addr_is_v4(const struct tb_addr *a)
 {
 	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
 }
@@ -141,7 +141,7 @@ void addr_format(const struct tb_addr *a, char *buf, size_t len)
 
 		addr_format(&base, host, sizeof(host));
 		snprintf(buf, len, "%s/%u", host, glen);
-	} else if (is_v4(a))
+	} else if (addr_is_v4(a))
 		inet_ntop(AF_INET, &a->w[3], buf, len);
 	else
 		inet_ntop(AF_INET6, a->w, buf, len);
@@ -154,7 +154,7 @@ bool prefix_contains(const struct tb_prefix *p, const struct tb_addr *a)
 
 	if (!p->family)
 		return true;
-	if ((p->family == 4) != is_v4(a))
+	if ((p->family == 4) != addr_is_v4(a))
 		return false;
 	bytes = p->family == 4 ? (const __u8 *)&a->w[3] : (const __u8 *)a->w;
 	full = p->len / 8;

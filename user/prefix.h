@@ -25,6 +25,8 @@ int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen);
 int addr_parse(const char *s, struct tb_addr *a);
 bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b);
 void prefix_format(const struct tb_prefix *p, char *buf, size_t len);
+/* Whether a is an IPv4 address (::ffff:a.b.c.d). */
+bool addr_is_v4(const struct tb_addr *a);
 /* An address, or a per-/LEN group's key as its prefix (group.h). */
 void addr_format(const struct tb_addr *a, char *buf, size_t len);
 /* Whether key is a group's; if so, its first address and its length. */

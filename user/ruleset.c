@@ -418,11 +418,6 @@ int ruleset_apply(struct ruleset *rs, const struct tb_prefix *p, const struct ru
 	return err;
 }
 
-static bool is_v4_mapped(const struct tb_addr *a)
-{
-	return !a->w[0] && !a->w[1] && a->w[2] == htonl(0xffff);
-}
-
 int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
 		    const struct tb_bucket *b, __u32 gen)
 {
@@ -436,7 +431,7 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
 	 * rule for a longer prefix holds that one. */
 	if (group_base(a, &base, &len))
 		a = &base;
-	if (is_v4_mapped(a)) {
+	if (addr_is_v4(a)) {
 		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
 
 		err = bpf_map_lookup_elem(m->prefixes_v4, &k, &id);
@@ -458,6 +453,6 @@ int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const stru
 
 	*key = *a;
 	if (id >= 0 && rs->rules[id].scope == TB_SCOPE_GROUP)
-		tb_group_key(key, !is_v4_mapped(a), rs->rules[id].group_len);
+		tb_group_key(key, !addr_is_v4(a), rs->rules[id].group_len);
 	return id;
 }

@@ -249,20 +249,28 @@ static struct tb_bucket raw_bucket_of(const char *addr)
 /* Address addr's bucket (none: zero) with its counters as tbctl reads
  * them, in show's order: the caches, the bucket, what is pending added.
  * Whether it has one. */
-static int read_as_tbctl(const char *addr, struct tb_bucket *b)
+static int read_key_as_tbctl(const struct tb_addr *k, struct tb_bucket *b)
 {
 	struct tb_pending p;
-	struct tb_addr a;
+	char name[64];
 	int has = 0;
 
 	memset(b, 0, sizeof(*b));
-	addr_parse(addr, &a);
+	addr_format(k, name, sizeof(name));
 	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
-		has = !bucket_get(&rs->m, &rs->cfg, &a, b);
-		CHECK(!pending_add(&rs->m, &p, &a, b), "%s: read what is pending", addr);
+		has = !bucket_get(&rs->m, &rs->cfg, k, b);
+		CHECK(!pending_add(&rs->m, &p, k, b), "%s: read what is pending", name);
 		pending_free(&p);
 	}
 	return has;
+}
+
+static int read_as_tbctl(const char *addr, struct tb_bucket *b)
+{
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	return read_key_as_tbctl(&a, b);
 }
 
 static struct tb_bucket bucket_of(const char *addr)
@@ -569,18 +577,13 @@ static int set_group(const char *prefix, __u64 burst, __u8 len)
 /* The bucket of addr's group with its counters, as show finds it. */
 static struct tb_bucket group_bucket_of(const char *addr, char *name, size_t len)
 {
-	struct tb_bucket b = {};
-	struct tb_pending p;
+	struct tb_bucket b;
 	struct tb_addr a, key;
 
 	addr_parse(addr, &a);
 	ruleset_key_of(rs, &rs->m, &a, &key);
 	addr_format(&key, name, len);
-	CHECK(!bucket_get(&rs->m, &rs->cfg, &key, &b), "bucket of %s's group %s exists", addr, name);
-	if (CHECK(!pending_read(&rs->m, &rs->cfg, &p), "read the caches")) {
-		CHECK(!pending_add(&rs->m, &p, &key, &b), "%s: read what is pending", name);
-		pending_free(&p);
-	}
+	CHECK(read_key_as_tbctl(&key, &b), "bucket of %s's group %s exists", addr, name);
 	return b;
 }
 
@@ -1333,23 +1336,30 @@ static bool set_mate(__u32 si, __u32 *n, char *out, size_t len)
 	return false;
 }
 
+/* Set up with a default rule of burst bytes; f a 100-byte frame of live.
+ * Returns live's set. */
+static __u32 live_set(const char *live, __u64 burst, struct frame *f)
+{
+	struct tb_addr k;
+
+	setup();
+	set_rule("default", 1000000, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	addr_parse(live, &k);
+	frame_ipv6_len(f, live, 100);
+	return set_of(&k);
+}
+
 /* A flood of one-packet sources through one set takes the ways of its
  * own kind: the set's live address keeps its bucket, and every packet
  * of it is counted there, in one way. */
 static void a_set_keeps_its_live_address(void)
 {
 	const char *live = "2001:db8::1";
-	struct tb_addr k;
 	struct frame f, fm;
 	char mate[64];
 	int mates = 0, sent = 0;
-	__u32 si, n = 1;
+	__u32 si = live_set(live, 100000, &f), n = 1;
 
-	setup();
-	set_rule("default", 1000000, 100000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	addr_parse(live, &k);
-	si = set_of(&k);
-	frame_ipv6_len(&f, live, 100);
 	while (mates < 10 * TB_WAYS && set_mate(si, &n, mate, sizeof(mate))) {
 		if (mates++ % 4 == 0) {
 			CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "%s passes", live);
@@ -1374,18 +1384,12 @@ static void a_reset_leaves_the_live_address_its_way(void)
 {
 	const char *live = "2001:db8::1";
 	struct tb_bucket before, after;
-	struct tb_addr k;
 	struct frame f, fm;
 	char mate[64];
 	int mates = 0;
-	__u32 si, n = 1;
-
-	setup();
 	/* 1500 B of burst: a credit of 23 B pays no 100-byte frame. */
-	set_rule("default", 1000000, 1500, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
-	addr_parse(live, &k);
-	si = set_of(&k);
-	frame_ipv6_len(&f, live, 100);
+	__u32 si = live_set(live, 1500, &f), n = 1;
+
 	CHECK_EQ(pass_count(xdp_fd, &f, 5, XDP_PASS), 5, "%s: 5 frames pass", live);
 	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset counters");
 	before = raw_bucket_of(live);
