@@ -55,28 +55,46 @@ struct tb_pkt {
 /* IPv4-mapped prefix ::ffff:0:0/96, third word. */
 #define TB_V4MAPPED_W2 tb_htonl(0x0000ffff)
 
+/* The frame's network header, past the Ethernet header and up to two
+ * VLAN tags; 0 when the frame ends first. Its ethertype is the 16 bits
+ * right before it (tb_ethertype). */
+static __always_inline void *tb_ip_header(void *data, const void *data_end)
+{
+	struct ethhdr *eth = data;
+	void *cur = eth + 1;
+	__u16 proto;
+
+	if (cur > data_end)
+		return 0;
+	proto = eth->h_proto;
+	for (int i = 0; i < 2; i++) {
+		struct vlan_tag *vt = cur;
+
+		if (proto != tb_htons(ETH_P_8021Q) && proto != tb_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(vt + 1) > data_end)
+			return 0;
+		proto = vt->proto;
+		cur = vt + 1;
+	}
+	return cur;
+}
+
+static __always_inline __u16 tb_ethertype(const void *l3)
+{
+	return ((const __u16 *)l3)[-1];
+}
+
 static __always_inline int tb_parse(const void *data, const void *data_end,
 				    int use_dst, struct tb_pkt *pkt)
 {
 	struct tb_addr *key = &pkt->key;
-	const struct ethhdr *eth = data;
-	const void *cur = eth + 1;
+	const void *cur = tb_ip_header((void *)data, data_end);
 	__u16 proto;
 
-	if (cur > data_end)
+	if (!cur)
 		return TB_CLASS_MALFORMED;
-	proto = eth->h_proto;
-
-	for (int i = 0; i < 2; i++) {
-		const struct vlan_tag *vt = cur;
-
-		if (proto != tb_htons(ETH_P_8021Q) && proto != tb_htons(ETH_P_8021AD))
-			break;
-		if ((const void *)(vt + 1) > data_end)
-			return TB_CLASS_MALFORMED;
-		proto = vt->proto;
-		cur = vt + 1;
-	}
+	proto = tb_ethertype(cur);
 
 	if (proto == tb_htons(ETH_P_IP)) {
 		const struct iphdr *ip = cur;

@@ -43,7 +43,7 @@ int tb_xdp(struct xdp_md *ctx)
 		bpf_check_mtu(ctx, 0, &mtu, 0, 0);
 	v = tb_police(data, data_end, len, 0, mtu, 0, &pkt, &cls, &depart);
 	if (v == TB_MARK)
-		tb_ecn_set_ce(data, data_end, &pkt, cls, &delta);
+		tb_ecn_set_ce(data, data_end, &delta);
 	return v == TB_DROP ? XDP_DROP : XDP_PASS;
 }
 
@@ -67,7 +67,7 @@ int tb_tc(struct __sk_buff *skb)
 	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;
-	if (v == TB_MARK && tb_ecn_set_ce(data, data_end, &pkt, cls, &delta) && delta)
+	if (v == TB_MARK && tb_ecn_set_ce(data, data_end, &delta) && delta)
 		bpf_csum_update(skb, delta);
 	if (depart > skb->tstamp)
 		skb->tstamp = depart;

@@ -425,7 +425,7 @@ static int ecn_mark(struct frame *f, int cls, __u16 *delta)
 	struct tb_pkt pkt = {};
 
 	CHECK_EQ(tb_parse(f->b, f->b + f->len, 0, &pkt), cls, "class");
-	return tb_ecn_set_ce(f->b, f->b + f->len, &pkt, cls, delta);
+	return tb_ecn_set_ce(f->b, f->b + f->len, delta);
 }
 
 static void ce_is_set_on_ect_ipv4_only_with_a_valid_checksum(void)
