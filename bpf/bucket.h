@@ -58,6 +58,32 @@ static __always_inline __u64 tb_defer(struct tb_level *l, __u64 now, __u64 cost,
 	return l->last_ns;
 }
 
+/* Give back cost nano-units taken at or before now by a charge that is
+ * undone (a rule's total refused the packet, total.h). A level in debt
+ * (refill clock ahead of now, tb_defer) moves its clock back by what
+ * cost pays for; otherwise the tokens return, up to the cap. From then
+ * on the level is at most what it would be had the charge never been
+ * made, so the bound b + r*T holds as if it never was. The division is
+ * on the refund path only. */
+static __always_inline void tb_refund(struct tb_level *l, __u64 now, __u64 cost,
+				      const struct tb_rate *r)
+{
+	__u64 tokens, back;
+
+	if (l->last_ns > now) {
+		tokens = l->tokens + cost;
+		back = tokens / r->rate;
+		if (back > l->last_ns - now)
+			back = l->last_ns - now;
+		l->last_ns -= back;
+		tokens -= back * r->rate;
+	} else {
+		tokens = tb_refill(l, now, r) + cost;
+		l->last_ns = now;
+	}
+	l->tokens = tokens < r->cap ? tokens : r->cap;
+}
+
 /* At most the instant l was last empty: l->last_ns less the time the
  * rate takes to earn l->tokens, rounded up, so that from then on the
  * level is never above (now - empty) * rate. 0 when it would precede the

@@ -6,7 +6,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "tb_abi.h"
+#include "charge.h"
 
 /* Per-address buckets: the table's sets (tb_abi.h, table.h). A flood of
  * new source addresses takes the ways of buckets that saw one packet, or
@@ -151,6 +151,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tb_bucket);
 } newbucket SEC(".maps");
+
+/* Scratch, per CPU and never pinned: the terms a rule's total charges a
+ * packet on (total.h), the address to refund and the later departure it
+ * sets, for which the stack has no room either. */
+struct tb_total_scratch {
+	struct tb_terms t;
+	struct tb_addr key;
+	__u64 depart;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_total_scratch);
+} totalscratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -108,6 +108,17 @@ static __always_inline struct tb_set *tb_prev_set(__u32 si)
 	return s;
 }
 
+/* The set that placement hash h picks, in the table tb_set_of picks:
+ * for what is done again to a bucket already placed. */
+static __always_inline struct tb_set *tb_set_at(const struct tb_config *cfg, __u32 h)
+{
+	__u32 si = tb_set_index(h, cfg->table_shift);
+
+	if (cfg->take_over == TB_TAKE_SHARE)
+		return tb_prev_set(si);
+	return bpf_map_lookup_elem(&buckets, &si);
+}
+
 /* Address key's set, placed h (tb_place); 0 when the config has no
  * table, which cannot be. While an older program may still run during an
  * upgrade that moves the table, the older table's, placed as it was, so

@@ -7,15 +7,8 @@
 #define TB_POLICY_H
 
 #include "caches.h"
-#include "credit.h"
 #include "migrate.h"
-#include "rule.h"
-
-enum tb_verdict {
-	TB_PASS,
-	TB_DROP,
-	TB_MARK,        /* pass with ECN CE set */
-};
+#include "total.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
  * per client) instead of the source. */
@@ -24,57 +17,6 @@ const volatile __u8 tb_key_dst = 0;
  * there can action shape delay a packet. */
 const volatile __u8 tb_egress = 0;
 
-/* The early signal's draw, for a packet about to take the lock: no
- * helper may run under it, and a packet dropped without it needs none. */
-static __always_inline void tb_draw(struct tb_terms *t)
-{
-	if (t->r.early)
-		t->rnd = bpf_get_prandom_u32();
-}
-
-/* Charge and count in the bucket; the caller holds its lock. Credit
- * returns to the level first, so the charge sees all the bucket holds;
- * tb_grant sets some aside again after it. */
-static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms *t,
-				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
-{
-	int out;
-
-	if (b->credit_granted)
-		tb_take_credit(b, t, now);
-	if (b->cost != t->unit) {
-		/* The level is in the other unit: nothing carries over. */
-		tb_fill(&b->lvl, now, &t->r);
-		b->cost = t->unit;
-	}
-	out = tb_decide(&b->lvl, t, now, depart);
-	/* After a tail drop, until the bucket can pay again, packets are
-	 * dropped without the lock (tb_police_addr). */
-	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
-	tb_counters_count(&b->c, out <= TB_DELAYED, t->action == TB_ACTION_MONITOR, len, pkts);
-	return out;
-}
-
-/* Count the outcome globally and turn it into the hook's verdict. */
-static __always_inline int tb_count(struct tb_stats *st, int out, int action, __u64 len,
-				    __u32 pkts)
-{
-	switch (out) {
-	case TB_MARKED:
-		st->marked_packets += pkts;
-		break;
-	case TB_DELAYED:
-		st->delayed_packets += pkts;
-		break;
-	case TB_EARLY:
-		st->early_dropped_packets += pkts;
-		break;
-	}
-	tb_counters_count(&st->c, out <= TB_DELAYED, action == TB_ACTION_MONITOR, len, pkts);
-	if (out <= TB_DELAYED)
-		return out == TB_MARKED ? TB_MARK : TB_PASS;
-	return action == TB_ACTION_MONITOR ? TB_PASS : TB_DROP;
-}
 
 static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struct tb_terms *t,
 					    __u64 now, __u64 len, __u32 pkts, __u64 *depart)
@@ -193,7 +135,9 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 
 /* Path 4, the charge under the lock: the way is found again (it may have
  * changed hands), or a new bucket is made, charged and given a way.
- * During a take-over, a bucket still in the older table is moved first. */
+ * During a take-over, a bucket still in the older table is moved first.
+ * A packet that passes under a rule with a total is charged there too,
+ * which counts it. */
 static __always_inline int tb_charged(struct tb_stats *st, const struct tb_config *cfg,
 				      const struct tb_addr *key, struct tb_seen *s, struct tb_terms *t,
 				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
@@ -247,14 +191,22 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 	bpf_spin_unlock(&s->p.lk->lock);
 	if (created)
 		st->buckets_created++;
+	if (out <= TB_DELAYED && s->rule->total.rate) {
+		const __u64 *k = (const __u64 *)key;
+
+		out = tb_charge_total(k[0], k[1], s->id, len, tb_total_packet(pkts, t->ect, t->can_delay, out, s->p.h));
+		if (t->can_delay)
+			tb_total_departure(depart);
+		return out;
+	}
 	return tb_count(st, out, t->action, len, pkts);
 }
 
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
  * tb_police), to the bucket of address key (or of its group, which key
- * becomes): by the first of the four paths that decides it. Failing open
- * (pass) on the impossible lookups keeps a broken map from blackholing a
- * link. */
+ * becomes): by the first of the four paths that decides it, and then to
+ * its rule's total, if it has one. Failing open (pass) on the impossible
+ * lookups keeps a broken map from blackholing a link. */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
 					  struct tb_addr *key, int cls, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)

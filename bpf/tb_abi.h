@@ -128,6 +128,11 @@ struct tb_rule {
 	__u8 group_len;     /* scope per-/LEN: LEN */
 	__u8 pad[7];
 	__u64 spare;        /* zero: room for fields whose zero means "as before" */
+	/* total: the rate of one more bucket, at .shared, that all of the
+	 * rule's addresses (or groups) are charged too (total.h); rate 0:
+	 * none. */
+	struct tb_rate total;
+	__u64 total_burst;  /* units, as configured */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */

@@ -86,10 +86,52 @@ static int parse_scope(const char *v, const struct tb_prefix *p, struct rule_spe
 	return 0;
 }
 
+/* A burst given as word v, or else the default for rate. */
+static int parse_burst(const char *v, const char *what, const struct rule_spec *s, __u64 rate, __u64 *burst)
+{
+	char err[160];
+
+	if (v) {
+		if (parse_size(v, s->cost == TB_COST_PACKETS, burst, err, sizeof(err)))
+			return usage_error("rule set", "%s", err);
+	} else {
+		__u64 floor = DEFAULT_BURST_FRAMES * (s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME);
+		__u64 tcp = rate * DEFAULT_BURST_MS / 1000;
+
+		*burst = tcp > floor ? tcp : floor;
+		if (*burst > TB_BURST_MAX)
+			*burst = TB_BURST_MAX;
+	}
+	if (s->cost == TB_COST_BYTES && *burst < TB_BURST_MIN_BYTES)
+		return usage_error("rule set", "%s %s is below %llu bytes: a full-size packet could never pass",
+				   what, v, TB_BURST_MIN_BYTES);
+	return 0;
+}
+
+/* total RATE [total-burst SIZE]: one more bucket over all of the rule's
+ * addresses or groups, which a shared rule already is. */
+static int parse_total(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "total"), *b = kw_get(kws, "total-burst");
+	char err[160];
+
+	if (!v)
+		return b ? usage_error("rule set", "total-burst needs \"total RATE\"") : 0;
+	if (s->scope == TB_SCOPE_SHARED)
+		return usage_error("rule set", "total on scope shared: the shared bucket already is the "
+				   "rule's total (set its rate instead)");
+	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->total_rate, err, sizeof(err)))
+		return usage_error("rule set", "total: %s", err);
+	if (s->total_rate < s->rate)
+		return usage_error("rule set", "total %s is below rate %s: the total bounds the addresses "
+				   "together, each of which the rate bounds", v, kw_get(kws, "rate"));
+	return parse_burst(b, "total-burst", s, s->total_rate, &s->total_burst);
+}
+
 static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 {
 	struct kw kws[] = { { "dev" }, { "rate" }, { "burst" }, { "cost" }, { "action" }, { "scope" },
-			    { "early" }, { "horizon" }, { 0 } };
+			    { "early" }, { "horizon" }, { "total" }, { "total-burst" }, { 0 } };
 	const char *prefix = NULL, *v;
 	struct rule_spec *s = &a->spec;
 	char err[160];
@@ -133,22 +175,9 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 		return usage_error("rule set", "missing \"rate RATE\"");
 	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->rate, err, sizeof(err)))
 		return usage_error("rule set", "%s", err);
-	v = kw_get(kws, "burst");
-	if (v) {
-		if (parse_size(v, s->cost == TB_COST_PACKETS, &s->burst, err, sizeof(err)))
-			return usage_error("rule set", "%s", err);
-	} else {
-		__u64 floor = DEFAULT_BURST_FRAMES * (s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME);
-		__u64 tcp = s->rate * DEFAULT_BURST_MS / 1000;
-
-		s->burst = tcp > floor ? tcp : floor;
-		if (s->burst > TB_BURST_MAX)
-			s->burst = TB_BURST_MAX;
-	}
-	if (s->cost == TB_COST_BYTES && s->burst < TB_BURST_MIN_BYTES)
-		return usage_error("rule set", "burst %s is below %llu bytes: a full-size packet could never pass",
-				   v, TB_BURST_MIN_BYTES);
-	return 0;
+	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)))
+		return rc;
+	return parse_total(kws, s);
 }
 
 static int rule_error(const struct cmd_args *a, int err)
@@ -228,6 +257,18 @@ static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
 	return parse_dev_only("rule list", argc, argv, a, false);
 }
 
+/* A rate and a burst as words: exact (save) or for people. */
+static void rate_words(__u64 rate, __u64 burst, int pk, bool exact, char *rbuf, char *bbuf, size_t len)
+{
+	if (exact) {
+		snprintf(rbuf, len, "%llu%s", (unsigned long long)rate, pk ? "pps" : "bps");
+		snprintf(bbuf, len, "%llu%s", (unsigned long long)burst, pk ? "" : "b");
+	} else {
+		format_rate(rate, pk, rbuf, len);
+		format_size(burst, pk, bbuf, len);
+	}
+}
+
 void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 {
 	int pk = r->cost == TB_COST_PACKETS;
@@ -237,13 +278,7 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		fputs("action pass", f);
 		return;
 	}
-	if (exact) {
-		snprintf(rate, sizeof(rate), "%llu%s", (unsigned long long)r->r.rate, pk ? "pps" : "bps");
-		snprintf(burst, sizeof(burst), "%llu%s", (unsigned long long)r->burst, pk ? "" : "b");
-	} else {
-		format_rate(r->r.rate, pk, rate, sizeof(rate));
-		format_size(r->burst, pk, burst, sizeof(burst));
-	}
+	rate_words(r->r.rate, r->burst, pk, exact, rate, burst, sizeof(rate));
 	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
 		action_names[r->action], scope_format(r->scope, r->group_len, scope, sizeof(scope)));
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
@@ -251,6 +286,10 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 	if (r->action == TB_ACTION_SHAPE) {
 		format_time(r->horizon_ns, horizon, sizeof(horizon));
 		fprintf(f, " horizon %s", horizon);
+	}
+	if (r->total.rate) {
+		rate_words(r->total.rate, r->total_burst, pk, exact, rate, burst, sizeof(rate));
+		fprintf(f, " total %s total-burst %s", rate, burst);
 	}
 }
 
@@ -275,6 +314,10 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
 	if (r->action == TB_ACTION_SHAPE)
 		json_add_u64(o, "horizon_ns", r->horizon_ns);
+	if (r->total.rate) {
+		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
+		json_add_u64(o, pk ? "total_burst_packets" : "total_burst_bytes", r->total_burst);
+	}
 	json_object_array_add(arr, o);
 }
 
@@ -331,7 +374,8 @@ static int run_rule_list(const struct cmd_args *a)
 const struct command cmd_rule_set = {
 	"rule set", parse_rule_set, run_rule_change,
 	"dev DEV {default|PREFIX} {rate RATE [burst SIZE] [cost bytes|packets] "
-	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] | action pass}",
+	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
+	"[total RATE [total-burst SIZE]] | action pass}",
 	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {

@@ -18,7 +18,8 @@
 
 static struct ruleset rs;
 
-/* One bucket: an address's own, or a shared rule's (shown as its prefix). */
+/* One bucket: an address's own, or a shared rule's or a total's (shown
+ * as its prefix). */
 struct row {
 	struct tb_addr addr;
 	int rule;               /* rules[] slot, -1 when no rule matches any more */
@@ -133,23 +134,31 @@ static void print_row(struct show *sh, const struct row *r)
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
 	const struct tb_counters *c = &r->b.c;
 	int pk = rule && rule->cost == TB_COST_PACKETS;
-	char addr[64], rname[64] = "-", tok[32] = "-", scope[16];
+	char addr[80], rname[64] = "-", tok[32] = "-", buf[16];
+	const char *scope = "-";
+	struct tb_rule of;
 	__u64 tokens = 0;
 
 	addr_format(&r->addr, addr, sizeof(addr));
 	if (rule) {
 		rule_format(rule, rname, sizeof(rname));
-		if (r->shared)
-			strcpy(addr, rname);
-		tokens = bucket_units(&r->b, rule, sh->now);
+		scope = scope_format(rule->scope, rule->group_len, buf, sizeof(buf));
+		of = *rule;
+		if (r->shared) {
+			rule_of_shared(rule, &of);
+			snprintf(addr, sizeof(addr), "%s%s", rname, rule->total.rate ? " total" : "");
+			if (rule->total.rate)
+				scope = "total";
+		}
+		tokens = bucket_units(&r->b, &of, sh->now);
 		format_size(tokens, pk, tok, sizeof(tok));
 	}
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
-		json_add_str(o, "address", addr);
+		json_add_str(o, "address", r->shared ? rname : addr);
 		json_add_str(o, "rule", rname);
-		json_add_str(o, "scope", rule ? scope_format(rule->scope, rule->group_len, scope, sizeof(scope)) : "-");
+		json_add_str(o, "scope", scope);
 		if (rule)
 			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
 		json_add_u64(o, "passed_packets", c->passed_packets);
@@ -213,7 +222,7 @@ static int show_rows(struct show *sh)
 	int err = snapshot_foreach(&sh->sn, emit_address, sh);
 
 	for (int i = 0; i < TB_MAX_RULES && !err; i++)
-		if (rs.rules[i].in_use && rs.rules[i].scope == TB_SCOPE_SHARED)
+		if (rule_charges_shared(&rs.rules[i]))
 			err = emit_shared(sh, i);
 	return err;
 }
@@ -356,20 +365,22 @@ static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_co
 	return 0;
 }
 
-/* Shared buckets refilled: a rewrite from user space, which a charge
- * between its read and its write is lost to, as the bucket is forgotten
- * anyway. */
+/* Shared buckets and totals refilled: a rewrite from user space, which a
+ * charge between its read and its write is lost to, as the bucket is
+ * forgotten anyway. */
 static int refill_shared(const struct tb_maps *m)
 {
 	for (int id = 0; id < TB_MAX_RULES; id++) {
 		__u32 slot = rs.rules[id].shared;
 		struct tb_shared sh;
+		struct tb_rule of;
 
-		if (!rs.rules[id].in_use || rs.rules[id].scope != TB_SCOPE_SHARED)
+		if (!rule_charges_shared(&rs.rules[id]))
 			continue;
 		if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
-		tb_fill(&sh.b.lvl, 0, &rs.rules[id].r);
+		rule_of_shared(&rs.rules[id], &of);
+		tb_fill(&sh.b.lvl, 0, &of.r);
 		if (bpf_map_update_elem(m->shared, &slot, &sh, BPF_F_LOCK))
 			return -errno;
 	}

@@ -25,6 +25,7 @@
 
 struct rule_sum {
 	struct tb_counters c;
+	struct tb_counters total;       /* of its total's bucket */
 	__u64 addrs;
 };
 
@@ -165,10 +166,12 @@ static int read_dev(struct dev_read *d)
 		__u32 slot = d->rs->rules[id].shared;
 		struct tb_shared sh;
 
-		if (!d->rs->rules[id].in_use || d->rs->rules[id].scope != TB_SCOPE_SHARED)
+		if (!rule_charges_shared(&d->rs->rules[id]))
 			continue;
 		if (bpf_map_lookup_elem_flags(m.shared, &slot, &sh, BPF_F_LOCK))
 			err = -errno;
+		else if (d->rs->rules[id].total.rate)
+			d->sum[id].total = sh.b.c;
 		else
 			d->sum[id].c = sh.b.c;
 	}
@@ -228,7 +231,33 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 					if (r->in_use && r->cost == cost && r->action != TB_ACTION_PASS)
 						sample_rule(f, name, &d[i], id, burst ? r->burst : r->r.rate);
 				}
+			snprintf(name, sizeof(name), burst ? "tbctl_rule_total_burst_%s" :
+				 "tbctl_rule_total_rate_%s_per_second", unit);
+			snprintf(help, sizeof(help), "The %s of a rule's total, for rules that count %s",
+				 burst ? "burst" : "rate", unit);
+			family(f, name, "gauge", help);
+			for (int i = 0; i < n; i++)
+				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+					const struct tb_rule *r = &d[i].rs->rules[id];
+
+					if (r->in_use && r->cost == cost && r->total.rate)
+						sample_rule(f, name, &d[i], id, burst ? r->total_burst : r->total.rate);
+				}
 		}
+	}
+	for (int bytes = 0; bytes <= 1; bytes++) {
+		snprintf(name, sizeof(name), "tbctl_rule_total_refused_%s_total", bytes ? "bytes" : "packets");
+		snprintf(help, sizeof(help), "%s the rule's addresses passed and its total refused (dropped, "
+			 "or counted by a monitor rule)", bytes ? "Bytes" : "Packets");
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+				const struct tb_counters *t = &d[i].sum[id].total;
+
+				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].total.rate)
+					sample_rule(f, name, &d[i], id, bytes ? t->dropped_bytes + t->monitored_bytes :
+						    t->dropped_packets + t->monitored_packets);
+			}
 	}
 	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
 	for (int i = 0; i < n; i++)

@@ -20,6 +20,20 @@ void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
 	memcpy(p->addr, r->addr, sizeof(p->addr));
 }
 
+bool rule_charges_shared(const struct tb_rule *r)
+{
+	return r->in_use && (r->scope == TB_SCOPE_SHARED || r->total.rate);
+}
+
+void rule_of_shared(const struct tb_rule *r, struct tb_rule *out)
+{
+	*out = *r;
+	if (r->total.rate) {
+		out->r = r->total;
+		out->burst = r->total_burst;
+	}
+}
+
 void rule_format(const struct tb_rule *r, char *buf, size_t len)
 {
 	struct tb_prefix p;
@@ -198,12 +212,38 @@ int ruleset_find(const struct ruleset *rs, const struct tb_prefix *p)
 	return find_in_chain(rs, p, -1);
 }
 
-static __u32 map_id(int fd)
+static struct bpf_map_info map_info(int fd)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		memset(&info, 0, sizeof(info));
+	return info;
+}
+
+/* Every slot of the rules map into rs->rules. An older layout's rules,
+ * which attach ... replace reads, are shorter: each is copied to the
+ * beginning of a zeroed slot, since fields are only ever appended with
+ * zero meaning "as before" (tb_abi.h, TB_LAYOUT). */
+static int read_rules(struct ruleset *rs, int fd, __u32 value_size)
+{
+	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out;
+	char *v = (char *)rs->rules;
+	int err;
+
+	if (!value_size || value_size > sizeof(struct tb_rule))
+		return -EPROTO;
+	memset(rs->rules, 0, sizeof(rs->rules));
+	if (value_size < sizeof(struct tb_rule) && !(v = calloc(TB_MAX_RULES, value_size)))
+		return -ENOMEM;
+	err = bpf_map_lookup_batch(fd, NULL, &out, keys, v, &count, NULL) && errno != ENOENT ? -errno : 0;
+	if (v != (char *)rs->rules) {
+		for (__u32 k = 0; !err && k < count && keys[k] < TB_MAX_RULES; k++)
+			memcpy(&rs->rules[keys[k]], v + (size_t)k * value_size, value_size);
+		free(v);
+	}
+	return err;
 }
 
 /* A slot that is in no packet's path: interrupted for good, which a
@@ -264,27 +304,26 @@ static int index_build(struct ruleset *rs, bool repair)
 
 static int load(struct ruleset *rs, const struct tb_maps *m, bool repair)
 {
-	__u32 keys[TB_MAX_RULES], count = TB_MAX_RULES, out, zero = 0, id = map_id(m->rules);
+	struct bpf_map_info info = map_info(m->rules);
 	struct tb_config cfg = {};      /* an older layout's config is shorter */
+	__u32 zero = 0;
 	int err;
 
 	if (bpf_map_lookup_elem(m->config, &zero, &cfg))
 		return -errno;
 	rs->m = *m;
-	if (id && id == rs->rules_map_id && cfg.gen == rs->cfg.gen) {
+	if (info.id && info.id == rs->rules_map_id && cfg.gen == rs->cfg.gen) {
 		rs->cfg = cfg;
 		return 0;
 	}
 	rs->cfg = cfg;
 	rs->rules_map_id = 0;
-	memset(rs->rules, 0, sizeof(rs->rules));
-	err = bpf_map_lookup_batch(m->rules, NULL, &out, keys, rs->rules, &count, NULL);
-	if (err && errno != ENOENT)
-		return -errno;
-	err = index_build(rs, repair);
+	err = read_rules(rs, m->rules, info.value_size);
+	if (!err)
+		err = index_build(rs, repair);
 	if (err)
 		return err;
-	rs->rules_map_id = id;
+	rs->rules_map_id = info.id;
 	return 0;
 }
 
@@ -314,8 +353,12 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.horizon_ns = s->horizon_ns,
 	};
 
+	if (s->total_rate) {
+		r.total = tb_rate_make(s->total_rate, s->total_burst);
+		r.total_burst = s->total_burst;
+	}
 	if (!s->early || s->action == TB_ACTION_MONITOR || s->action == TB_ACTION_SHAPE)
-		r.r.early = r.r.early_shift = 0;
+		r.r.early = r.r.early_shift = r.total.early = r.total.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared :
 	         rs->nfree_shared ? rs->free_shared[rs->nfree_shared - 1] : -1;
 	/* A change needs a free slot while the old one is live: a new rule
@@ -329,7 +372,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		struct tb_shared sh = { .b = { .cost = s->cost } };
 
 		/* Under the bucket's lock: the old rule may be charging it. */
-		tb_fill(&sh.b.lvl, 0, &r.r);
+		tb_fill(&sh.b.lvl, 0, s->total_rate ? &r.total : &r.r);
 		if (bpf_map_update_elem(rs->m.shared, &shared, &sh, BPF_F_LOCK))
 			return -errno;
 	}
@@ -367,7 +410,7 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 {
 	*s = (struct rule_spec){ .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
 				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
-				 .early = r->r.early != 0 };
+				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst };
 }
 
 /* Whether slot r already is what s asks for. */
@@ -380,6 +423,7 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	return have.rate == s->rate && have.burst == s->burst && have.cost == s->cost &&
 	       have.action == s->action && have.scope == s->scope && have.early == early &&
 	       (s->scope != TB_SCOPE_GROUP || have.group_len == s->group_len) &&
+	       have.total_rate == s->total_rate && (!s->total_rate || have.total_burst == s->total_burst) &&
 	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns);
 }
 

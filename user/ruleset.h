@@ -34,9 +34,17 @@ struct rule_spec {
 	__u8 scope;
 	__u8 group_len; /* scope per-/LEN */
 	__u8 early;     /* the early congestion signal (drop, mark) */
+	__u64 total_rate;  /* total: units/s over all of the rule's addresses; 0: none */
+	__u64 total_burst; /* units */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
+/* Whether r charges the bucket at its shared[] slot: scope shared, or a
+ * total. */
+bool rule_charges_shared(const struct tb_rule *r);
+/* The rate and burst of that bucket (a total's, for a total), in r's
+ * form, for what reads the bucket's level. */
+void rule_of_shared(const struct tb_rule *r, struct tb_rule *out);
 /* The rule's prefix as text ("default" for the default rule). */
 void rule_format(const struct tb_rule *r, char *buf, size_t len);
 /* Read the rules from the maps m, unless rs already holds them: the same

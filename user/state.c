@@ -328,14 +328,17 @@ const char *state_too_old(const char *dev)
 	return msg;
 }
 
-static int check_layout(int i, int fd)
+/* Whether map i's pin, fd, has this build's layout; or, where shorter
+ * is allowed, an older layout's shorter values. */
+static int check_layout(int i, int fd, bool shorter)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	if (info.type == layout[i].type && info.key_size == layout[i].key && info.value_size == layout[i].value)
+	if (info.type == layout[i].type && info.key_size == layout[i].key &&
+	    (info.value_size == layout[i].value || (shorter && info.value_size < layout[i].value)))
 		return 0;
 	snprintf(layout_msg, sizeof(layout_msg),
 		 "map %s has type %u, key %u and value %u bytes; this build expects %u, %u and %u",
@@ -362,7 +365,7 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 		if (m->fd[i] < 0)
 			err = -errno;
 		else if (i != want[0] / (int)sizeof(int))
-			err = check_layout(i, m->fd[i]);
+			err = check_layout(i, m->fd[i], i == want[1] / (int)sizeof(int));
 	}
 	if (err) {
 		maps_close(m);
@@ -421,7 +424,7 @@ static int open_pins(const char *dev, struct tb_maps *m)
 		}
 	}
 	for (int i = 0; i < tb_map_count; i++) {
-		err = check_layout(i, fd[i]);
+		err = check_layout(i, fd[i], false);
 		if (err) {
 			maps_close(m);
 			return err;
@@ -527,7 +530,7 @@ int state_open_config(const char *dev, int *fd)
 		err = -errno;
 	else if (info.type != layout[CONFIG].type || info.key_size != layout[CONFIG].key ||
 		 info.value_size < TB_CONFIG_COMMON || info.value_size > TB_CONFIG_MAX)
-		err = check_layout(CONFIG, *fd);
+		err = check_layout(CONFIG, *fd, false);
 	if (err)
 		close(*fd);
 	return err;

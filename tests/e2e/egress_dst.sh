@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mode tc-egress key dst on the sending host caps what each destination
 # receives, whichever sources it comes from; under per-/24 and per-/64
-# rules, what each destination group receives together.
+# rules, what each destination group receives together; under a total,
+# what the destinations of a prefix receive together.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -52,6 +53,25 @@ for g in "198.18.0.0/24 $FRAME4 ${dsts[*]:0:3}" "2001:db8::/64 $FRAME6 ${dsts[*]
 	v=$(tbs -j show dev "$DEV_S" addr "${members%% *}" | jq -r '.[0] | "\(.address) \(.passed_packets)"')
 	check "show addr ${members%% *} names the group: $v" [ "$v" = "$name $got" ]
 done
+RT=375000; BT=30000             # 3mbit for the three IPv4 destinations together
+check "198.18.0.0/16 with a total" \
+	tbs rule set dev "$DEV_S" 198.18.0.0/16 rate 2mbit burst $B total 3mbit total-burst $BT
+in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
+rpid=$!
+listening "$NS_R" udp 9000
+in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$(IFS=,; echo "${dsts[*]:0:3}")" \
+	--seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+wait $rpid
+sum=0
+for d in "${dsts[@]:0:3}"; do
+	got=$(($(awk -v d="$d" '$1 == d { print $2 }' "$tmp/recv") * FRAME4))
+	sum=$((sum + got))
+	hi=$(window_bound "$tmp/sent" $R $B $FRAME4)
+	check "total: destination $d received $got bytes, within b + r*T = $hi" [ "$got" -le "$hi" ]
+done
+lo=$((RT * SEND_S * 9 / 10))
+hi=$(window_bound "$tmp/sent" $RT $BT $FRAME4)
+check "total: the three received $sum bytes together, bound [$lo, $hi]" between $lo $sum "$hi"
 check "detach" tbs detach dev "$DEV_S"
 check "no clsact qdisc left" bash -c "! tc -n $NS_S qdisc show dev $DEV_S | grep -q clsact"
 summary

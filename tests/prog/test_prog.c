@@ -704,6 +704,94 @@ static void shared_scope_caps_the_prefix(void)
 	teardown();
 }
 
+static int set_total(const char *prefix, __u64 rate, __u64 burst, __u64 total, __u64 total_burst, int action)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst, .action = action, .total_rate = total,
+			       .total_burst = total_burst };
+
+	return set_spec(prefix, &s);
+}
+
+/* The bucket of rule slot id's total, as the map holds it. */
+static struct tb_bucket total_of(int id)
+{
+	__u32 slot = rs->rules[id].shared;
+	struct tb_shared sh = {};
+
+	CHECK(!bpf_map_lookup_elem_flags(rs->m.shared, &slot, &sh, BPF_F_LOCK), "read the total's bucket");
+	return sh.b;
+}
+
+/* A /28 at 3000 B each and 5000 B together: the first address takes its
+ * own burst, the second what the total has left, the third nothing; a
+ * frame the total refuses is counted as dropped by its address and
+ * takes nothing from it. */
+static void total_caps_the_addresses_together(void)
+{
+	struct tb_bucket b;
+	struct frame f;
+	int id;
+
+	setup();
+	id = set_total("198.18.20.0/28", 1000, 3000, 1000, 5000, TB_ACTION_DROP);
+	frame_ipv4_len(&f, "198.18.20.1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 3, ".1: its own burst, 3 of 4");
+	frame_ipv4_len(&f, "198.18.20.2", 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 4, TC_ACT_UNSPEC), 2, ".2, tc: what the total has left, 2 of 4");
+	frame_ipv4_len(&f, "198.18.20.3", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 0, ".3: the total is spent, 0 of 4");
+	b = bucket_of("198.18.20.2");
+	CHECK_EQ(b.c.passed_packets, 2, ".2's bucket counts the 2 that passed");
+	CHECK_EQ(b.c.dropped_packets, 2, "and the 2 the total refused as dropped");
+	b = raw_bucket_of("198.18.20.2");
+	CHECK(b.lvl.tokens >= 1000 * TB_NANO && b.lvl.tokens < 1100 * TB_NANO,
+	      ".2 keeps the tokens of the frames the total refused (level %llu)",
+	      (unsigned long long)(b.lvl.tokens / TB_NANO));
+	b = raw_bucket_of("198.18.20.3");
+	CHECK(b.lvl.tokens == 3000 * TB_NANO, ".3's bucket stays full (level %llu)",
+	      (unsigned long long)(b.lvl.tokens / TB_NANO));
+	CHECK_EQ(bucket_of("198.18.20.3").c.dropped_packets, 4, ".3 counts its 4 as dropped");
+	b = total_of(id);
+	CHECK_EQ(b.c.passed_packets, 5, "the total passed 5");
+	CHECK_EQ(b.c.dropped_packets, 6, "and refused the 6 its addresses passed beyond it");
+	CHECK_EQ(totals().c.passed_packets, 5, "globally: 5 passed");
+	CHECK_EQ(totals().c.dropped_packets, 7, "and 7 dropped");
+	set_total("198.18.20.0/28", 1000, 3000, 1000, 5000, TB_ACTION_MONITOR);
+	frame_ipv4_len(&f, "198.18.20.4", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 2, "monitor: the total refuses, both pass");
+	b = bucket_of("198.18.20.4");
+	CHECK_EQ(b.c.monitored_packets, 2, "counted as monitored by the address");
+	CHECK(raw_bucket_of("198.18.20.4").lvl.tokens == 3000 * TB_NANO, "which keeps its tokens");
+	teardown();
+}
+
+/* A per-/64 rule with a total: the groups are the total's members, and
+ * a refusal is refunded to the group's bucket. */
+static void total_caps_the_groups_together(void)
+{
+	struct rule_spec s = { .rate = 1000, .burst = 3000, .scope = TB_SCOPE_GROUP, .group_len = 64,
+			       .total_rate = 1000, .total_burst = 4000 };
+	struct tb_bucket b;
+	struct frame f;
+	char name[64];
+	int id;
+
+	setup();
+	id = set_spec("2001:db8:20::/48", &s);
+	frame_ipv6_len(&f, "2001:db8:20::1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 4, XDP_PASS), 3, "the first /64: its burst, 3 of 4");
+	frame_ipv6_len(&f, "2001:db8:20:1::1", 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 1, "the second /64: what the total has left, 1 of 2");
+	frame_ipv6_len(&f, "2001:db8:20:1::2", 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 2, TC_ACT_UNSPEC), 0, "another address of it, tc: none");
+	b = group_bucket_of("2001:db8:20:1::9", name, sizeof(name));
+	CHECK(!strcmp(name, "2001:db8:20:1::/64"), "the group is named 2001:db8:20:1::/64, not %s", name);
+	CHECK_EQ(b.c.passed_packets, 1, "the second /64 passed 1");
+	CHECK_EQ(b.c.dropped_packets, 3, "and counts the 3 the total refused");
+	CHECK_EQ(total_of(id).c.passed_packets, 4, "the total passed 4");
+	teardown();
+}
+
 static void monitor_counts_and_passes(void)
 {
 	struct frame f;
@@ -1910,6 +1998,61 @@ static int two_cpus(void)
 	return 0;
 }
 
+/* Two CPUs, each flooding from its own address of a rule with a total
+ * below the sum of their rates: each address stays within b + r*T, the
+ * two together within B + R*T, and what the total passed is exactly
+ * what the addresses did. Every admission goes through both locks; a
+ * refund takes the first again. */
+static void two_cpus_total_holds_both_bounds(void)
+{
+	const __u64 rate = 20000000, burst = 20000, total = 30000000, total_burst = 30000;
+	struct frame f[2];
+	struct racer r[2];
+	pthread_t th[2];
+	struct tb_bucket b[2], t;
+	__u64 t0, t1, bound, sum = 0;
+	const char *src[2] = { "198.18.21.1", "198.18.21.2" };
+	int id;
+
+	if (!two_cpus())
+		return;
+	setup();
+	id = set_total("198.18.21.0/24", rate, burst, total, total_burst, TB_ACTION_DROP);
+	for (int i = 0; i < 2; i++) {
+		frame_ipv4_len(&f[i], src[i], 100);
+		run(xdp_fd, &f[i]);
+	}
+	t0 = mono_ns();
+	for (int i = 0; i < 2; i++) {
+		r[i] = (struct racer){ .cpu = i, .f = &f[i] };
+		pthread_create(&th[i], NULL, race, &r[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	t1 = mono_ns();
+	CHECK(!r[0].err && !r[1].err, "test runs: %s / %s", strerror(r[0].err), strerror(r[1].err));
+	for (int i = 0; i < 2; i++) {
+		b[i] = bucket_of(src[i]);
+		CHECK_EQ(b[i].c.passed_packets + b[i].c.dropped_packets, RACE_RUNS + 1, "%s: every frame counted",
+			 src[i]);
+		bound = burst + (__u64)((unsigned __int128)rate * (t1 - t0) / 1000000000ULL) + 100;
+		CHECK(b[i].c.passed_bytes <= bound, "%s: passed %llu bytes > b + r*T = %llu", src[i],
+		      (unsigned long long)b[i].c.passed_bytes, (unsigned long long)bound);
+		sum += b[i].c.passed_bytes;
+	}
+	t = total_of(id);
+	CHECK_EQ(t.c.passed_bytes, sum, "the total passed what the addresses did");
+	bound = total_burst + (__u64)((unsigned __int128)total * (t1 - t0) / 1000000000ULL) + 200;
+	CHECK(sum <= bound, "together %llu bytes > B + R*T = %llu", (unsigned long long)sum,
+	      (unsigned long long)bound);
+	CHECK(t.c.dropped_packets > 0, "the total refused some (%llu)", (unsigned long long)t.c.dropped_packets);
+	printf("     race: %.1f ms, passed %llu + %llu bytes, the total refused %llu frames\n", (t1 - t0) / 1e6,
+	       (unsigned long long)b[0].c.passed_bytes, (unsigned long long)b[1].c.passed_bytes,
+	       (unsigned long long)t.c.dropped_packets);
+	teardown();
+}
+
+
 /* 10 MB/s against ~2x1M 100-byte frames (0.15 s here, 2 s emulated): a
  * bucket that lost updates would admit far beyond b + r*T. Almost every
  * frame is dropped, most without the lock. */
@@ -2432,6 +2575,52 @@ static void jumbo_frames_are_charged_whole(void)
 	burst_then_drop("198.18.24.1", 9000, 20000);
 }
 
+/* Shape under a total: each address's frames leave at its own rate's
+ * spacing until the total's, slower, spaces them: the later departure of
+ * the two. A frame the total cannot schedule within the horizon is
+ * dropped and refunded to its address. */
+static void shape_under_a_total_takes_the_later_departure(void)
+{
+	/* 10,000 B/s each, 10,000 B/s together: two addresses' frames,
+	 * alternating, leave 100 ms apart in all, 200 ms apart each. */
+	struct rule_spec spec = { .rate = 10000, .burst = 1500, .action = TB_ACTION_SHAPE,
+				  .horizon_ns = 1000000000, .total_rate = 10000, .total_burst = 1500 };
+	struct __sk_buff ctx;
+	struct frame f[2], out;
+	__u64 prev = 0, last[2] = { 0, 0 };
+	int delayed = 0, shot = 0;
+
+	setup_hook(0, 1);
+	set_spec("198.18.24.0/24", &spec);
+	frame_ipv4_len(&f[0], "198.18.24.1", 1000);
+	frame_ipv4_len(&f[1], "198.18.24.2", 1000);
+	memset(&ctx, 0, sizeof(ctx));
+	CHECK_EQ(run_out(tc_fd, &f[0], &out, &ctx), (__u32)TC_ACT_UNSPEC, "first frame: from both bursts");
+	CHECK_EQ(ctx.tstamp, 0, "first frame: no departure time");
+	for (int i = 0; i < 20; i++) {
+		__u32 ret;
+
+		memset(&ctx, 0, sizeof(ctx));
+		ret = run_out(tc_fd, &f[(i + 1) % 2], &out, &ctx);
+		if (ret == TC_ACT_SHOT) {
+			shot++;
+			continue;
+		}
+		CHECK(ctx.tstamp > 0, "frame %d: a departure time", i + 2);
+		if (prev)
+			CHECK_EQ(ctx.tstamp - prev, 100000000, "the total spaces all departures 100 ms apart");
+		if (last[(i + 1) % 2])
+			CHECK(ctx.tstamp - last[(i + 1) % 2] >= 100000000, "each address's at least its own spacing");
+		prev = last[(i + 1) % 2] = ctx.tstamp;
+		delayed++;
+	}
+	CHECK(delayed >= 9 && delayed <= 11, "%d frames scheduled within the 1 s horizon", delayed);
+	CHECK_EQ(shot, 20 - delayed, "frames beyond the total's horizon dropped");
+	CHECK_EQ(bucket_of("198.18.24.2").c.dropped_packets + bucket_of("198.18.24.1").c.dropped_packets, shot,
+		 "and counted as dropped by their addresses");
+	teardown();
+}
+
 static void shape_sets_departure_times(void)
 {
 	/* 10,000 B/s: one 1000-byte frame per 100 ms, a 1 s horizon. Slow
@@ -2797,6 +2986,8 @@ TEST_LIST(
 	T(new_rule_reclassifies_cached_buckets),
 	T(unmatched_addresses_pass),
 	T(shared_scope_caps_the_prefix),
+	T(total_caps_the_addresses_together),
+	T(total_caps_the_groups_together),
 	T(monitor_counts_and_passes),
 	T(pass_rule_passes_uncharged),
 	T(rate_change_keeps_bucket_state),
@@ -2816,6 +3007,7 @@ TEST_LIST(
 	T(xdp_aggregates_are_charged_by_segments),
 	T(jumbo_frames_are_charged_whole),
 	T(shape_sets_departure_times),
+	T(shape_under_a_total_takes_the_later_departure),
 	T(denial_writes_nothing_shared),
 	T(credit_admits_without_the_lock),
 	T(rule_change_clears_the_empty_bound),
@@ -2838,6 +3030,7 @@ TEST_LIST(
 	T(two_cpus_reset_takes_cached_drops_exactly),
 	T(two_cpus_reads_count_each_batch_once),
 	T(two_cpus_reset_keeps_the_shared_level),
+	T(two_cpus_total_holds_both_bounds),
 );
 
 int main(int argc, char **argv)

@@ -147,6 +147,89 @@ static void window_bound_property(void)
 	CHECK(total_admitted > SEQS * N / 10, "the property saw admissions (%d)", total_admitted);
 }
 
+/* A refund leaves the level where it would be had the charge not been
+ * made: in credit, at the cap, and in debt (a departure scheduled ahead). */
+static void refund_undoes_the_charge(void)
+{
+	struct tb_rate r = tb_rate_make(1000, 3000);
+	struct tb_level l = { .tokens = 2000 * TB_NANO, .last_ns = 10 * SEC }, before = l;
+	__u64 d;
+
+	CHECK(admit(&l, 10 * SEC, 500, &r), "500 of 2000 taken");
+	tb_refund(&l, 10 * SEC, 500 * TB_NANO, &r);
+	CHECK_EQ(l.tokens, before.tokens, "refunded at once: the level as before");
+	CHECK(admit(&l, 10 * SEC, 500, &r), "taken again");
+	tb_refund(&l, 11 * SEC, 500 * TB_NANO, &r);
+	CHECK_EQ(l.tokens, 3000 * TB_NANO, "refunded a second later: 2000 + 1000 refilled, not above the cap");
+	CHECK_EQ(l.last_ns, 11 * SEC, "refilled to the refund");
+	l = (struct tb_level){ .tokens = 0, .last_ns = 20 * SEC };
+	d = tb_defer(&l, 20 * SEC, 1500 * TB_NANO, &r);
+	CHECK_EQ(d, 21500 * MS, "1500 owed at 1000/s departs 1.5 s later");
+	tb_refund(&l, 20 * SEC, 1500 * TB_NANO, &r);
+	CHECK_EQ(l.last_ns, 20 * SEC, "refunded: the debt is gone");
+	CHECK_EQ(l.tokens, 0, "and the level as it was");
+	d = tb_defer(&l, 20 * SEC, 1500 * TB_NANO, &r);
+	tb_defer(&l, 20 * SEC, 1000 * TB_NANO, &r);
+	tb_refund(&l, 20 * SEC, 1000 * TB_NANO, &r);
+	CHECK_EQ(l.last_ns, d, "the second refunded: the first's departure stands");
+	CHECK(tb_refill(&l, d + SEC, &r) == 1000 * TB_NANO, "and refills from it");
+}
+
+/* Addresses under a rule with a total, charged as the datapath does: the
+ * address's bucket first, then the total, refunded to the address when
+ * the total refuses. Over every window, each address admits at most
+ * b + r*T and all of them together at most B + R*T. */
+static void total_keeps_both_bounds(void)
+{
+	enum { SEQS = 60, N = 600, ADDRS = 4 };
+	static __u64 t[N], cum[ADDRS][N + 1], all[N + 1];
+	int violations = 0, refused = 0, admitted = 0;
+
+	srand(777);
+	for (int s = 0; s < SEQS; s++) {
+		__u64 rate = 1000 + (__u64)rand() % 100000, total = rate + (__u64)rand() % (2 * rate);
+		struct tb_rate r = tb_rate_make(rate, 1500 + rand() % 6000);
+		struct tb_rate tr = tb_rate_make(total, 1500 + rand() % 12000);
+		struct tb_level l[ADDRS], lt;
+		__u64 now = (__u64)rand() * 1000;
+
+		for (int a = 0; a < ADDRS; a++) {
+			tb_fill(&l[a], now, &r);
+			cum[a][0] = 0;
+		}
+		tb_fill(&lt, now, &tr);
+		all[0] = 0;
+		for (int i = 0; i < N; i++) {
+			int a = rand() % ADDRS;
+			__u64 cost = 64 + rand() % 1437, in = 0;
+
+			now += rand() % 3 == 0 ? 0 : (__u64)rand() % (2 * MS);
+			t[i] = now;
+			if (admit(&l[a], now, cost, &r)) {
+				if (admit(&lt, now, cost, &tr)) {
+					in = cost;
+				} else {
+					tb_refund(&l[a], now, cost * TB_NANO, &r);
+					refused++;
+				}
+			}
+			admitted += in != 0;
+			for (int k = 0; k < ADDRS; k++)
+				cum[k][i + 1] = cum[k][i] + (k == a ? in : 0);
+			all[i + 1] = all[i] + in;
+		}
+		for (int i = 0; i < N; i++)
+			for (int j = i; j < N; j++) {
+				violations += (all[j + 1] - all[i]) * TB_NANO > tr.cap + total * (t[j] - t[i]);
+				for (int k = 0; k < ADDRS; k++)
+					violations += (cum[k][j + 1] - cum[k][i]) * TB_NANO > r.cap + rate * (t[j] - t[i]);
+			}
+	}
+	CHECK_EQ(violations, 0, "windows exceeding b + r*T or B + R*T");
+	CHECK(refused > SEQS * N / 20, "the total refused some (%d)", refused);
+	CHECK(admitted > SEQS * N / 10, "and admitted some (%d)", admitted);
+}
+
 static void thirty_days_overload_exact(void)
 {
 	/* 1500-byte packets every 0.5 s against 1500 B/s, burst 3000. */
@@ -440,6 +523,8 @@ TEST_LIST(
 	T(restored_bucket_owes_what_it_took),
 	T(credit_keeps_the_bound),
 	T(credit_word_counts_what_it_admits),
+	T(refund_undoes_the_charge),
+	T(total_keeps_both_bounds),
 );
 
 int main(int argc, char **argv)

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The charge of one bucket under its lock: credit taken back, the level
+ * charged, the outcome counted in the bucket. */
+#ifndef TB_ACCOUNT_H
+#define TB_ACCOUNT_H
+
+#include "credit.h"
+
+enum tb_verdict {
+	TB_PASS,
+	TB_DROP,
+	TB_MARK,        /* pass with ECN CE set */
+};
+
+/* The early signal's draw, for a packet about to take the lock: no
+ * helper may run under it, and a packet dropped without it needs none. */
+static __always_inline void tb_draw(struct tb_terms *t)
+{
+	if (t->r.early)
+		t->rnd = bpf_get_prandom_u32();
+}
+
+/* Charge and count in the bucket; the caller holds its lock. Credit
+ * returns to the level first, so the charge sees all the bucket holds;
+ * tb_grant sets some aside again after it. */
+static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms *t,
+				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
+{
+	int out;
+
+	if (b->credit_granted)
+		tb_take_credit(b, t, now);
+	if (b->cost != t->unit) {
+		/* The level is in the other unit: nothing carries over. */
+		tb_fill(&b->lvl, now, &t->r);
+		b->cost = t->unit;
+	}
+	out = tb_decide(&b->lvl, t, now, depart);
+	/* After a tail drop, until the bucket can pay again, packets are
+	 * dropped without the lock (tb_police_addr). */
+	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
+	tb_counters_count(&b->c, out <= TB_DELAYED, t->action == TB_ACTION_MONITOR, len, pkts);
+	return out;
+}
+
+/* Count the outcome globally and turn it into the hook's verdict. */
+static __always_inline int tb_count(struct tb_stats *st, int out, int action, __u64 len,
+				    __u32 pkts)
+{
+	switch (out) {
+	case TB_MARKED:
+		st->marked_packets += pkts;
+		break;
+	case TB_DELAYED:
+		st->delayed_packets += pkts;
+		break;
+	case TB_EARLY:
+		st->early_dropped_packets += pkts;
+		break;
+	}
+	tb_counters_count(&st->c, out <= TB_DELAYED, action == TB_ACTION_MONITOR, len, pkts);
+	if (out <= TB_DELAYED)
+		return out == TB_MARKED ? TB_MARK : TB_PASS;
+	return action == TB_ACTION_MONITOR ? TB_PASS : TB_DROP;
+}
+
+#endif
