@@ -101,13 +101,17 @@ struct {
 
 /* This CPU's latest resolution of an address per cache slot
  * (tb_dropcache_slot), where some rule is per-/LEN: while the rule-set
- * generation is still gen, its rule is at id (TB_MAX_RULES: none), and a
- * flood from one address skips the prefix lookup (rule.h, tb_regroup).
- * A cache of this program's, never pinned: a load starts it empty. */
+ * generation is still gen, its rule is at id (TB_MAX_RULES: none) and its
+ * bucket's key is key, whose own cache slot is ci; a flood from one
+ * address skips the prefix lookup, the rule and the key's hash (rule.h,
+ * tb_regroup). A cache of this program's, never pinned: a load starts it
+ * empty. */
 struct tb_groupslot {
 	struct tb_addr addr;
+	struct tb_addr key;
 	__u32 gen;
 	__u32 id;
+	__u32 ci;
 };
 
 struct {

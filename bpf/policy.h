@@ -212,10 +212,10 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
 	struct tb_seen s = { .gen = cfg->gen };
-	__u32 id = tb_regroup(key, cls);
 	/* The caches' slot is the key's, which tb_regroup may have made
 	 * a group's. */
-	__u32 ci = tb_dropcache_slot(key, cfg->slot_seed);
+	__u64 r = tb_regroup(key, cls);
+	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	int v;
 
 	s.ci = ci;

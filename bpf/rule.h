@@ -47,43 +47,49 @@ found:
 
 /* Where some rule is per-/LEN (tb_config.grouped), an address's rule says
  * which key its bucket has, so it is resolved first (or taken from this
- * CPU's groupcache): key becomes its group's under such a rule. Returns the rule's slot (TB_MAX_RULES:
- * none), or TB_UNRESOLVED where no rule is per-/LEN: a bucket's cached
- * rule spares the lookup there. Global and called for every packet, so
- * the verifier checks it once and goes on with one unknown result: with
- * a constant on one side, 6.1's verifier walked tb_tc 629K instructions,
+ * CPU's groupcache): key becomes its group's under such a rule. Returns
+ * the rule's slot (TB_MAX_RULES: none; TB_UNRESOLVED where no rule is
+ * per-/LEN: a bucket's cached rule spares the lookup there), and above
+ * it the cache slot of the key (tb_dropcache_slot), which the caller
+ * would otherwise hash again. Global and called for every packet, so the
+ * verifier checks it once and goes on with one unknown result: with a
+ * constant on one side, 6.1's verifier walked tb_tc 629K instructions,
  * 494K without (and the program was slower). */
-__attribute__((noinline)) __u32 tb_regroup(struct tb_addr *key, int cls)
+__attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls)
 {
 	__u32 zero = 0, id = TB_UNRESOLVED, slot, gen;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	struct tb_groupslot *c;
 	struct tb_rule *rule;
-	int hit;
 
 	if (!key || !cfg)
 		return TB_MAX_RULES;
-	if (!cfg->grouped)
-		return TB_UNRESOLVED;
-	gen = READ_ONCE(cfg->gen);
 	slot = tb_dropcache_slot(key, cfg->slot_seed);
+	if (!cfg->grouped)
+		return (__u64)slot << 32 | TB_UNRESOLVED;
+	gen = READ_ONCE(cfg->gen);
 	c = bpf_map_lookup_elem(&groupcache, &slot);
-	hit = c && c->gen == gen && tb_key_is(&c->addr, key);
-	if (hit)
-		id = c->id;
+	if (!c)
+		return TB_MAX_RULES;
+	if (c->gen == gen && tb_key_is(&c->addr, key)) {
+		*key = c->key;
+		return (__u64)c->ci << 32 | c->id;
+	}
 	rule = tb_resolve(cfg, key, cls, &id);
 	if (!rule)
 		id = TB_MAX_RULES;
 	/* gen was read before the prefixes: a change published meanwhile
 	 * has bumped the generation past the one stored. */
-	if (c && !hit) {
-		c->addr = *key;
-		c->gen = gen;
-		c->id = id;
-	}
-	if (rule && rule->scope == TB_SCOPE_GROUP)
+	c->addr = *key;
+	if (rule && rule->scope == TB_SCOPE_GROUP) {
 		tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
-	return id;
+		slot = tb_dropcache_slot(key, cfg->slot_seed);
+	}
+	c->key = *key;
+	c->gen = gen;
+	c->id = id;
+	c->ci = slot;
+	return (__u64)slot << 32 | id;
 }
 
 /* Units a packet of pkts segments and len bytes takes in unit cost. */
