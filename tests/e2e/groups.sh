@@ -81,25 +81,12 @@ tb rule del dev "$DEV_R" 2001:db8::/32
 check "apply restores them" tb apply dev "$DEV_R" "$tmp/saved"
 check "as they were" diff <(tb save dev "$DEV_R") "$tmp/saved"
 
-# refused BAD... : rule set with BAD fails with an error naming it, and
-# the rules are as they were.
-refused() {
-	local want=$1 err
-	shift
-	tb rule list dev "$DEV_R" >"$tmp/before"
-	if err=$(tb rule set dev "$DEV_R" "$@" 2>&1); then
-		fail "rule set $* was accepted"
-		return
-	fi
-	check "rule set $*: \"$err\"" grep -q -- "$want" <<<"$err"
-	check "rule set $*: the rules are unchanged" diff "$tmp/before" <(tb rule list dev "$DEV_R")
-}
-refused "LEN 0..32 for IPv4" 198.51.100.0/24 rate 1mbit scope per-/64
-refused "shorter than the prefix /32" 2001:db8::/32 rate 1mbit scope per-/24
-refused "set it on 0.0.0.0/0 and on ::/0" default rate 1mbit scope per-/24
-refused "IPv6 groups are at most /64" ::/0 rate 1mbit scope per-/96
-refused 'invalid scope "per-/LEN"' ::/0 rate 1mbit scope per-/LEN
-refused 'invalid scope "per-/"' ::/0 rate 1mbit scope per-/
-refused "action pass takes no \"scope\"" 2001:db8::/48 action pass scope per-/64
+rule_refused "LEN 0..32 for IPv4" 198.51.100.0/24 rate 1mbit scope per-/64
+rule_refused "shorter than the prefix /32" 2001:db8::/32 rate 1mbit scope per-/24
+rule_refused "set it on 0.0.0.0/0 and on ::/0" default rate 1mbit scope per-/24
+rule_refused "IPv6 groups are at most /64" ::/0 rate 1mbit scope per-/96
+rule_refused 'invalid scope "per-/LEN"' ::/0 rate 1mbit scope per-/LEN
+rule_refused 'invalid scope "per-/"' ::/0 rate 1mbit scope per-/
+rule_refused "action pass takes no \"scope\"" 2001:db8::/48 action pass scope per-/64
 check "detach" tb detach dev "$DEV_R"
 summary

@@ -158,6 +158,20 @@ sample() {
 		}'
 }
 
+# rule_refused WANT ARG...: "rule set dev DEV_R ARG..." fails with an
+# error that says WANT, and the rules are as they were.
+rule_refused() {
+	local want=$1 err
+	shift
+	tb rule list dev "$DEV_R" >"$tmp/before"
+	if err=$(tb rule set dev "$DEV_R" "$@" 2>&1); then
+		fail "rule set $* was accepted"
+		return
+	fi
+	check "rule set $*: \"$err\"" grep -q -- "$want" <<<"$err"
+	check "rule set $*: the rules are unchanged" diff "$tmp/before" <(tb rule list dev "$DEV_R")
+}
+
 # Sum of a per-address counter from "tbctl -j show".
 show_field() { # ADDR FIELD [tb|tbs] [DEV]
 	"${3:-tb}" -j show dev "${4:-$DEV_R}" addr "$1" 2>/dev/null | jq -r ".[0].$2 // 0"

@@ -62,21 +62,10 @@ check "a rule set without total drops it" [ "$(tb save dev "$DEV_R" | grep -c ' 
 check "apply restores it" tb apply dev "$DEV_R" "$tmp/saved"
 check "as it was" diff <(tb save dev "$DEV_R") "$tmp/saved"
 
-refused() {
-	local want=$1 err
-	shift
-	tb rule list dev "$DEV_R" >"$tmp/before"
-	if err=$(tb rule set dev "$DEV_R" "$@" 2>&1); then
-		fail "rule set $* was accepted"
-		return
-	fi
-	check "rule set $*: \"$err\"" grep -q -- "$want" <<<"$err"
-	check "rule set $*: the rules are unchanged" diff "$tmp/before" <(tb rule list dev "$DEV_R")
-}
-refused "is below rate 10mbit" 198.18.2.0/28 rate 10mbit total 5mbit
-refused "the shared bucket already is the rule's total" 198.18.2.0/28 rate 1mbit scope shared total 4mbit
-refused 'total-burst needs "total RATE"' 198.18.2.0/28 rate 1mbit total-burst 10k
-refused "action pass takes no \"total\"" 198.18.2.0/28 action pass total 4mbit
-refused "total-burst 100 is below 1500 bytes" 198.18.2.0/28 rate 1mbit total 4mbit total-burst 100
+rule_refused "is below rate 10mbit" 198.18.2.0/28 rate 10mbit total 5mbit
+rule_refused "the shared bucket already is the rule's total" 198.18.2.0/28 rate 1mbit scope shared total 4mbit
+rule_refused 'total-burst needs "total RATE"' 198.18.2.0/28 rate 1mbit total-burst 10k
+rule_refused "action pass takes no \"total\"" 198.18.2.0/28 action pass total 4mbit
+rule_refused "total-burst 100 is below 1500 bytes" 198.18.2.0/28 rate 1mbit total 4mbit total-burst 100
 check "detach" tb detach dev "$DEV_R"
 summary
