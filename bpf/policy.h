@@ -17,7 +17,6 @@ const volatile __u8 tb_key_dst = 0;
  * there can action shape delay a packet. */
 const volatile __u8 tb_egress = 0;
 
-
 static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struct tb_terms *t,
 					    __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
@@ -194,7 +193,8 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 	if (out <= TB_DELAYED && s->rule->total.rate) {
 		const __u64 *k = (const __u64 *)key;
 
-		out = tb_charge_total(k[0], k[1], s->id, len, tb_total_packet(pkts, t->ect, t->can_delay, out, s->p.h));
+		out = tb_charge_total(k[0], k[1], s->id, len,
+				      tb_total_packet(pkts, t->ect, t->can_delay, out, s->p.h));
 		if (t->can_delay)
 			tb_total_departure(depart);
 		return out;
