@@ -127,12 +127,11 @@ struct tb_rule {
 	__u64 horizon_ns;   /* action shape: the longest delay; later departures drop */
 	__u8 group_len;     /* scope per-/LEN: LEN */
 	__u8 pad[7];
-	__u64 spare;        /* zero: room for fields whose zero means "as before" */
+	__u64 total_burst;  /* total's burst, units, as configured */
 	/* total: the rate of one more bucket, at .shared, that all of the
 	 * rule's addresses (or groups) are charged too (total.h); rate 0:
 	 * none. */
 	struct tb_rate total;
-	__u64 total_burst;  /* units, as configured */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */

@@ -587,6 +587,27 @@ static struct tb_bucket group_bucket_of(const char *addr, char *name, size_t len
 	return b;
 }
 
+/* first's group takes fit frames of its burst by XDP, then other, of the
+ * same group, gets none by tc; the group, named name, counts them. */
+static void group_drains(const char *first, const char *other, int v6, int fit, const char *name)
+{
+	struct frame f;
+	char got[64];
+
+	if (v6)
+		frame_ipv6_len(&f, first, 1000);
+	else
+		frame_ipv4_len(&f, first, 1000);
+	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), fit, "%s: its group's burst", first);
+	if (v6)
+		frame_ipv6_len(&f, other, 1000);
+	else
+		frame_ipv4_len(&f, other, 1000);
+	CHECK_EQ(pass_count(tc_fd, &f, 10, (__u32)TC_ACT_UNSPEC), 0, "%s: the same group, drained", other);
+	CHECK_EQ(group_bucket_of(other, got, sizeof(got)).c.passed_packets, fit, "the group passed %d", fit);
+	CHECK(!strcmp(got, name), "the group is named %s, not %s", name, got);
+}
+
 /* scope per-/LEN: a bucket for each /LEN, shared by its addresses, in
  * both hooks; a more specific rule's address whose key would be its
  * group's first address keeps a bucket of its own; ::/32 sources, whose
@@ -604,12 +625,7 @@ static void groups_share_a_bucket_per_prefix(void)
 	set_rule("198.18.5.0/32", 1000, 2000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	set_group("2001:db8::/32", 4000, 64);
 	CHECK_EQ(rs->cfg.grouped, 1, "the config says some rule is per-/LEN");
-	frame_ipv4_len(&f, "198.18.5.7", 1000);
-	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "198.18.5.7: its /24's burst");
-	frame_ipv4_len(&f, "198.18.5.200", 1000);
-	CHECK_EQ(pass_count(tc_fd, &f, 10, (__u32)TC_ACT_UNSPEC), 0, "198.18.5.200: the same /24, drained");
-	CHECK_EQ(group_bucket_of("198.18.5.200", name, sizeof(name)).c.passed_packets, 3, "the /24 passed 3");
-	CHECK(!strcmp(name, "198.18.5.0/24"), "the group is named 198.18.5.0/24, not %s", name);
+	group_drains("198.18.5.7", "198.18.5.200", 0, 3, "198.18.5.0/24");
 	CHECK_EQ(group_bucket_of("198.18.5.7", name, sizeof(name)).c.dropped_packets, 17, "and dropped 17");
 	frame_ipv4_len(&f, "198.18.6.1", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 3, "198.18.6.1: another /24's burst");
@@ -626,12 +642,9 @@ static void groups_share_a_bucket_per_prefix(void)
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 5, "outside the groups: per address");
 	CHECK_EQ(bucket_of("198.51.100.1").c.passed_packets, 5, "under its own key");
 
-	frame_ipv6_len(&f, "2001:db8:0:7::1", 1000);
-	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 4, "2001:db8:0:7::1: its /64's burst");
-	frame_ipv6_len(&f, "2001:db8:0:7:ffff:ffff:ffff:ffff", 1000);
-	CHECK_EQ(pass_count(tc_fd, &f, 10, (__u32)TC_ACT_UNSPEC), 0, "the /64's last address: drained");
-	CHECK_EQ(group_bucket_of("2001:db8:0:7::9", name, sizeof(name)).c.passed_packets, 4, "the /64 passed 4");
-	CHECK(!strcmp(name, "2001:db8:0:7::/64"), "the group is named 2001:db8:0:7::/64, not %s", name);
+	group_drains("2001:db8:0:7::1", "2001:db8:0:7:ffff:ffff:ffff:ffff", 1, 4, "2001:db8:0:7::/64");
+	CHECK_EQ(group_bucket_of("2001:db8:0:7::9", name, sizeof(name)).c.passed_packets, 4,
+		 "another address of it finds the same group");
 	frame_ipv6_len(&f, "2001:db8:0:8::1", 1000);
 	CHECK_EQ(pass_count(xdp_fd, &f, 10, XDP_PASS), 4, "2001:db8:0:8::1: the next /64's burst");
 
