@@ -148,10 +148,9 @@ int upgrade_resume(const char *dev, __u32 prog_id, bool *finished)
 
 void upgrade_moves_init(struct upgrade_moves *mv)
 {
-	for (int i = 0; i < tb_map_count; i++) {
+	memset(mv, 0, sizeof(*mv));
+	for (int i = 0; i < tb_map_count; i++)
 		mv->old[i] = -1;
-		mv->fresh[i] = false;
-	}
 }
 
 static void upgrade_moves_close(struct upgrade_moves *mv)
