@@ -42,7 +42,8 @@ TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
-	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table $(BUILD)/tests/test_place $(BUILD)/tests/test_group
+	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table $(BUILD)/tests/test_place $(BUILD)/tests/test_group \
+	   $(BUILD)/tests/test_match
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 

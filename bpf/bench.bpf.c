@@ -104,7 +104,7 @@ __attribute__((noinline)) int many_police(struct tb_stats *st, struct tb_config 
 		floor_addr(&key, now);
 	} else {
 		__builtin_memset(&many_terms, 0, sizeof(many_terms));
-		tb_police_addr(st, cfg, &key, TB_CLASS_IPV6, many_len, 1, &many_terms, now, &depart);
+		tb_police_addr(st, cfg, &key, TB_CLASS_IPV6, 0, many_len, 1, &many_terms, now, &depart);
 	}
 	return 0;
 }

@@ -89,14 +89,17 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 		tb_dropcache_flush(cfg, s, i, epoch);
 }
 
-/* Whether this CPU's copy d of key's bound shows that a packet of len
- * bytes and pkts segments certainly cannot be paid under generation gen. */
-static __always_inline int tb_deny_cached(const struct tb_denyslot *d, const struct tb_addr *key,
-					  __u32 gen, __u64 now, __u64 len, __u32 pkts)
+/* Whether this CPU's copy d is of key's bound under generation gen; and
+ * then (tb_deny_cached) whether it shows that a packet of len bytes and
+ * pkts segments certainly cannot be paid at now. */
+static __always_inline int tb_deny_copied(const struct tb_denyslot *d, const struct tb_addr *key, __u32 gen)
 {
-	return d && d->gen == gen && tb_key_is(&d->addr, key) &&
-	       tb_short(READ_ONCE(d->empty_ns), now, tb_units(d->cost, len, pkts) * TB_NANO, d->rate,
-			d->fill_ns);
+	return d && d->gen == gen && tb_key_is(&d->addr, key);
+}
+
+static __always_inline int tb_deny_cached(const struct tb_denyslot *d, __u64 now, __u64 len, __u32 pkts)
+{
+	return tb_short(READ_ONCE(d->empty_ns), now, tb_units(d->cost, len, pkts) * TB_NANO, d->rate, d->fill_ns);
 }
 
 /* Keep bound e of key's bucket, under rule, in this CPU's copy d. Only

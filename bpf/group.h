@@ -4,7 +4,8 @@
  * it runs in the datapath, in tbctl (which names and finds groups) and in
  * host unit tests alike.
  *
- * A group key is w[0] 0, w[1] TB_GROUP_V4 or TB_GROUP_V6 plus LEN, then
+ * A group key is w[0] 0, w[1] TB_GROUP_V4 or TB_GROUP_V6 plus LEN (and
+ * a match rule's class, match.h), then
  * the masked address: IPv4's in w[3], IPv6's first 64 bits in w[2..3].
  * No address is one: IPv4's keys are ::ffff:a.b.c.d (w[1] 0) and the
  * parser finds IPv6 addresses in ::/32 (w[0] 0) malformed. Groups of
@@ -54,9 +55,10 @@ static __always_inline int tb_group_of(const struct tb_addr *key, int *v6, __u32
 {
 	__u32 w1 = tb_htonl(key->w[1]);
 
-	if (key->w[0] || ((w1 & ~0xffu) != TB_GROUP_V4 && (w1 & ~0xffu) != TB_GROUP_V6))
+	/* Bits 8-23 may hold a match rule's class (match.h). */
+	if (key->w[0] || ((w1 & 0xff000000u) != TB_GROUP_V4 && (w1 & 0xff000000u) != TB_GROUP_V6))
 		return 0;
-	*v6 = (w1 & ~0xffu) == TB_GROUP_V6;
+	*v6 = (w1 & 0xff000000u) == TB_GROUP_V6;
 	*len = w1 & 0xff;
 	return 1;
 }

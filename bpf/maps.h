@@ -43,6 +43,27 @@ struct {
 	__type(value, __u32);
 } prefixes_v6 SEC(".maps");
 
+/* Rules with a protocol or port match (tb_abi.h, struct tb_node). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TB_MAX_NODES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tb_lpm_v4);
+	__type(value, __u32);
+} matches_v4 SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TB_MAX_NODES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tb_lpm_v6);
+	__type(value, __u32);
+} matches_v6 SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_MAX_NODES);
+	__type(key, __u32);
+	__type(value, struct tb_node);
+} nodes SEC(".maps");
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TB_MAX_RULES);
@@ -100,15 +121,16 @@ struct {
 } placecache SEC(".maps");
 
 /* This CPU's latest resolution of an address per cache slot
- * (tb_dropcache_slot), where some rule is per-/LEN: while the rule-set
- * generation is still gen, its rule is at id (TB_MAX_RULES: none) and its
- * bucket's key is key, whose own cache slot is ci; a flood from one
- * address skips the prefix lookup, the rule and the key's hash (rule.h,
- * tb_regroup). A cache of this program's, never pinned: a load starts it
- * empty. */
+ * (tb_dropcache_slot), where some rule is per-/LEN or has a match: while
+ * the rule-set generation is still gen, a packet from addr of l4
+ * (match.h) has its rule at id (TB_MAX_RULES: none) and its bucket's key
+ * is key, whose own cache slot is ci; a flood from one address skips the
+ * prefix lookups, the rule and the key's hash (rule.h, tb_regroup). A
+ * cache of this program's, never pinned: a load starts it empty. */
 struct tb_groupslot {
 	struct tb_addr addr;
 	struct tb_addr key;
+	__u64 l4;
 	__u32 gen;
 	__u32 id;
 	__u32 ci;

@@ -9,7 +9,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include "tb_abi.h"
+#include "match.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -29,9 +29,7 @@ struct vlan_tag {
 };
 
 /* linux/in.h would clash with the host's netinet/in.h in unit tests. */
-#define TB_IPPROTO_TCP 6
-#define TB_IPPROTO_UDP 17
-#define TB_IPPROTO_ICMPV6 58
+#define TB_PROTO_ICMPV6 58
 
 /* What the policy needs of a packet besides its class. */
 struct tb_pkt {
@@ -40,6 +38,7 @@ struct tb_pkt {
 	__u16 l4;       /* offset past the IP header (IPv6: its fixed header) */
 	__u8 proto;     /* IPv4 protocol, IPv6 next header */
 	__u8 ecn;       /* the ECN field: TOS or traffic class & 3 */
+	__u8 later_fragment;    /* IPv4: a fragment after the first */
 };
 
 /* Largest offsets the parser produces: Ethernet and two tags, then an IPv4
@@ -112,6 +111,7 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		pkt->l4 = pkt->l3 + hlen;
 		pkt->proto = ip->protocol;
 		pkt->ecn = ip->tos & 3;
+		pkt->later_fragment = (ip->frag_off & tb_htons(0x1fff)) != 0;
 		key->w[0] = 0;
 		key->w[1] = 0;
 		key->w[2] = TB_V4MAPPED_W2;
@@ -144,7 +144,7 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		 * would break its address resolution, and costs far more than
 		 * its excess. Hop limit 255 proves they were not forwarded
 		 * (RFC 4861), so only on-link hosts can send them. */
-		if (ip6->nexthdr == TB_IPPROTO_ICMPV6 && ip6->hop_limit == 255) {
+		if (ip6->nexthdr == TB_PROTO_ICMPV6 && ip6->hop_limit == 255) {
 			const __u8 *type = (const __u8 *)(ip6 + 1);
 
 			if ((const void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)
@@ -163,6 +163,81 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 	return TB_CLASS_NONIP;
 }
 
+/* A packet's transport as rules with a match read it, in one word
+ * (match.h, tb_l4_word). */
+#define TB_L4_MALFORMED (~0ULL)
+
+/* The walk to IPv6's transport header stops past TB_L4_WALK_MAX bytes
+ * as it does past TB_EXT_MAX extension headers (tb_abi.h). */
+#define TB_L4_WALK_MAX 512
+
+#define TB_EXT_HOP 0
+#define TB_EXT_ROUTING 43
+#define TB_EXT_FRAGMENT 44
+#define TB_EXT_AH 51
+#define TB_EXT_DSTOPTS 60
+
+static __always_inline int tb_ext_header(__u8 proto)
+{
+	return proto == TB_EXT_HOP || proto == TB_EXT_ROUTING || proto == TB_EXT_FRAGMENT || proto == TB_EXT_AH ||
+	       proto == TB_EXT_DSTOPTS;
+}
+
+/* The transport of a packet that tb_parse classified cls (IPv4 or IPv6).
+ * A fragment after the first carries no transport header: its protocol
+ * is known, its ports are not. A first (or only) fragment of TCP, UDP or
+ * SCTP whose frame ends before its ports is malformed where the frame is
+ * whole (the hook saw all of it); where it is not (tc, past what was
+ * pulled in), its ports are unknown. */
+static __always_inline __u64 tb_l4(const void *data, const void *data_end, const struct tb_pkt *pkt,
+				   int cls, int whole)
+{
+	__u32 off = pkt->l4;
+	__u8 proto = pkt->proto;
+	const __u8 *p;
+	int first = !pkt->later_fragment;
+
+	if (cls == TB_CLASS_IPV6) {
+		/* Unrolled, and so with no exit but its end: clang lays a
+		 * loop out with its back edge as a fall-through, which Debian
+		 * 6.1's verifier refuses. */
+		int stop = 0;   /* 1: the chain is too long; 2: the frame ends in it */
+
+#ifdef __clang__
+#pragma unroll
+#endif
+		for (int i = 0; i < TB_EXT_MAX; i++) {
+			if (stop || !tb_ext_header(proto))
+				continue;
+			p = (const __u8 *)data + off;
+			if (off > TB_L4_WALK_MAX) {
+				stop = 1;
+			} else if ((const void *)(p + 8) > data_end) {
+				stop = 2;
+			} else if (proto == TB_EXT_FRAGMENT) {
+				first = first && !((p[2] << 8 | p[3]) & 0xfff8);
+				off += 8;
+				proto = p[0];
+			} else {
+				off += proto == TB_EXT_AH ? (p[1] + 2) * 4 : (p[1] + 1) * 8;
+				proto = p[0];
+			}
+		}
+		if (stop == 2)
+			return whole ? TB_L4_MALFORMED : tb_l4_word(0, 0, 0, 0);
+		if (stop || tb_ext_header(proto))
+			return tb_l4_word(0, 0, 0, 0);
+	}
+	if (!first || !TB_MATCH_PORT_PROTO(proto))
+		return tb_l4_word(proto, 0, 0, 0);
+	if (off > TB_L4_WALK_MAX)
+		return tb_l4_word(proto, 0, 0, 0);
+	p = (const __u8 *)data + off;
+	if ((const void *)(p + 4) > data_end)
+		return whole ? TB_L4_MALFORMED : tb_l4_word(proto, 0, 0, 0);
+	return tb_l4_word(proto, 1, p[2] << 8 | p[3], p[0] << 8 | p[1]);
+}
+
 /* Length of every header a segment of this packet carries (link, IP,
  * TCP or UDP): what GSO repeats in front of each segment. 0 when the
  * transport header is not one of those, or not in [data, data_end). */
@@ -174,9 +249,9 @@ static __always_inline __u32 tb_headers_len(const void *data, const void *data_e
 	if (pkt->l4 > TB_L4_MAX)
 		return 0;
 	l4 = (const __u8 *)data + pkt->l4;
-	if (pkt->proto == TB_IPPROTO_UDP)
+	if (pkt->proto == TB_PROTO_UDP)
 		return (const void *)(l4 + 8) <= data_end ? pkt->l4 + 8u : 0;
-	if (pkt->proto != TB_IPPROTO_TCP || (const void *)(l4 + 13) > data_end)
+	if (pkt->proto != TB_PROTO_TCP || (const void *)(l4 + 13) > data_end)
 		return 0;
 	/* TCP data offset: the high nibble of byte 12, in 32-bit words. */
 	return pkt->l4 + (l4[12] >> 4) * 4u;

@@ -49,15 +49,15 @@ struct tb_seen {
 
 #define TB_UNDECIDED -1
 
-/* Path 1, a copy of the bound: certainly over the limit by what this CPU
- * already knows. The bucket is not even looked up, so a flood from one
- * address writes only this CPU's memory (and its bucket's counters once a
- * batch). */
+/* Path 1, a copy of the bound (s->d, key's): certainly over the limit by
+ * what this CPU already knows. The bucket is not even looked up, so a
+ * flood from one address writes only this CPU's memory (and its bucket's
+ * counters once a batch). */
 static __always_inline int tb_denied_by_copy(struct tb_stats *st, const struct tb_config *cfg,
 					     const struct tb_addr *key, const struct tb_seen *s, __u64 now,
 					     __u64 len, __u32 pkts)
 {
-	if (!tb_deny_cached(s->d, key, s->gen, now, len, pkts))
+	if (!tb_deny_cached(s->d, now, len, pkts))
 		return TB_UNDECIDED;
 	tb_dropcache_count(cfg, s->d, key, s->ci, 0, s->d->action == TB_ACTION_MONITOR, len, pkts);
 	return tb_count(st, TB_OVER, s->d->action, len, pkts);
@@ -208,21 +208,23 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
  * its rule's total, if it has one. Failing open (pass) on the impossible
  * lookups keeps a broken map from blackholing a link. */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
-					  struct tb_addr *key, int cls, __u64 len,
+					  struct tb_addr *key, int cls, __u64 l4, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
 	struct tb_seen s = { .gen = cfg->gen };
 	/* The caches' slot is the key's, which tb_regroup may have made
-	 * a group's. */
-	__u64 r = tb_regroup(key, cls);
+	 * a group's, or a match rule's. */
+	__u64 r = tb_regroup_cached(cfg, key, cls, l4);
 	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	int v;
 
 	s.ci = ci;
 	s.d = bpf_map_lookup_elem(&denycache, &ci);
-	v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);
-	if (v != TB_UNDECIDED)
-		return v;
+	if (tb_deny_copied(s.d, key, s.gen)) {
+		v = tb_denied_by_copy(st, cfg, key, &s, now, len, pkts);
+		if (v != TB_UNDECIDED)
+			return v;
+	}
 	/* The set alone: the stripe's lock and the owed[] slot only for the
 	 * charge, which the paths before it spare two lookups. */
 	s.p.s = tb_set_of(cfg, key, ci, &s.p.h);
@@ -269,6 +271,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 				     int *cls, __u64 *depart)
 {
 	__u32 hdrs = 0;
+	__u64 l4 = 0;
 	struct tb_terms t = {};
 	struct tb_stats *st;
 	struct tb_config *cfg;
@@ -303,9 +306,22 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	} else {
 		segs = 1;
 	}
+	if (cfg->match_reads) {
+		l4 = tb_l4(data, data_end, pkt, *cls, (__u64)(data_end - data) >= len);
+		if (l4 == TB_L4_MALFORMED) {
+			st->malformed_packets++;
+			return TB_PASS;
+		}
+		l4 &= cfg->l4_mask;
+	}
 	t.ect = pkt->ecn != TB_ECN_NOT_ECT;
 	t.can_delay = can_delay;
-	return tb_police_addr(st, cfg, &pkt->key, *cls, len, segs, &t, bpf_ktime_get_ns(), depart);
+	/* The clock is read here, before the policy's work rather than
+	 * where the paths need it: measured, the drop path then costs 1.05-1.10
+	 * times the floor (1.18 with the read in the path, after the
+	 * lookups), while credit, which reads no clock, would have admitted
+	 * in 0.8 instead of 1.25. */
+	return tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, &t, bpf_ktime_get_ns(), depart);
 }
 
 #endif

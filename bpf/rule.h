@@ -6,6 +6,7 @@
 #include "maps.h"
 #include "charge.h"
 #include "group.h"
+#include "match.h"
 #include "parse.h"
 #include "table.h"
 
@@ -45,17 +46,51 @@ found:
 	return rule;
 }
 
-/* Where some rule is per-/LEN (tb_config.grouped), an address's rule says
- * which key its bucket has, so it is resolved first (or taken from this
- * CPU's groupcache): key becomes its group's under such a rule. Returns
- * the rule's slot (TB_MAX_RULES: none; TB_UNRESOLVED where no rule is
- * per-/LEN: a bucket's cached rule spares the lookup there), and above
- * it the cache slot of the key (tb_dropcache_slot), which the caller
- * would otherwise hash again. Global and called for every packet, so the
- * verifier checks it once and goes on with one unknown result: with a
- * constant on one side, 6.1's verifier walked tb_tc 629K instructions,
- * 494K without (and the program was slower). */
-__attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls)
+/* The slot of the rule with a match that a packet of *l4 from a is
+ * charged under, where its rule without a match has prefix length plen1
+ * - 1 (match.h, tb_node_pick); TB_UNRESOLVED where there is none. */
+static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const struct tb_addr *a, int cls,
+					      const __u64 *l4, int plen1)
+{
+	struct tb_node *n;
+	__u32 *hit, slot;
+	int i;
+
+	if (cls == TB_CLASS_IPV4) {
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
+
+		hit = bpf_map_lookup_elem(&matches_v4, &k);
+	} else {
+		struct tb_lpm_v6 k = { .prefixlen = 128 };
+
+		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
+		hit = bpf_map_lookup_elem(&matches_v6, &k);
+	}
+	if (hit)
+		slot = *hit;
+	else if (cfg->default_node)
+		slot = cfg->default_node - 1;
+	else
+		return TB_UNRESOLVED;
+	n = bpf_map_lookup_elem(&nodes, &slot);
+	if (!n)
+		return TB_UNRESOLVED;
+	i = tb_node_pick(n, l4, plen1);
+	return i < 0 ? TB_UNRESOLVED : n->e[i & (TB_NODE_ENTRIES - 1)].rule;
+}
+
+/* Where some rule is per-/LEN or has a match (tb_config.resolve_first),
+ * a packet's rule (from its address and transport, l4) says which key
+ * its bucket has, so it is resolved first (or taken from this CPU's
+ * groupcache): key becomes its group's, and a match rule's (match.h).
+ * Returns the rule's slot (TB_MAX_RULES: none; TB_UNRESOLVED where no
+ * rule needs resolving first: a bucket's cached rule spares the lookup
+ * there), and above it the cache slot of the key (tb_dropcache_slot),
+ * which the caller would otherwise hash again. Global, so the verifier
+ * checks it once and goes on with one unknown result: with a constant on
+ * one side, 6.1's verifier walked tb_tc 629K instructions, 494K without
+ * (and the program was slower). */
+__attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l4)
 {
 	__u32 zero = 0, id = TB_UNRESOLVED, slot, gen;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
@@ -65,31 +100,66 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls)
 	if (!key || !cfg)
 		return TB_MAX_RULES;
 	slot = tb_dropcache_slot(key, cfg->slot_seed);
-	if (!cfg->grouped)
+	if (!cfg->resolve_first)
 		return (__u64)slot << 32 | TB_UNRESOLVED;
 	gen = READ_ONCE(cfg->gen);
 	c = bpf_map_lookup_elem(&groupcache, &slot);
 	if (!c)
 		return TB_MAX_RULES;
-	if (c->gen == gen && tb_key_is(&c->addr, key)) {
+	if (c->gen == gen && c->l4 == l4 && tb_key_is(&c->addr, key)) {
 		*key = c->key;
 		return (__u64)c->ci << 32 | c->id;
 	}
+	/* gen was read before the prefixes: a change published meanwhile
+	 * has bumped the generation past the one stored. Stored first, so
+	 * that the lookups keep fewer values live (the stack is tight). */
+	c->addr = *key;
+	c->l4 = l4;
+	c->gen = gen;
 	rule = tb_resolve(cfg, key, cls, &id);
+	if (cfg->match_reads) {
+		__u32 m = tb_resolve_match(cfg, key, cls, &c->l4,
+					   !rule ? -1 : rule->family ? rule->prefixlen + 1 : 0);
+
+		if (m != TB_UNRESOLVED) {
+			id = m;
+			rule = bpf_map_lookup_elem(&rules, &id);
+			if (rule && !rule->in_use)
+				rule = 0;
+		}
+	}
 	if (!rule)
 		id = TB_MAX_RULES;
-	/* gen was read before the prefixes: a change published meanwhile
-	 * has bumped the generation past the one stored. */
-	c->addr = *key;
-	if (rule && rule->scope == TB_SCOPE_GROUP) {
-		tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
+	if (rule) {
+		if (rule->scope == TB_SCOPE_GROUP)
+			tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
+		tb_class_key(key, tb_rule_class(rule), cfg->place_key);
 		slot = tb_dropcache_slot(key, cfg->slot_seed);
 	}
 	c->key = *key;
-	c->gen = gen;
 	c->id = id;
 	c->ci = slot;
 	return (__u64)slot << 32 | id;
+}
+
+/* tb_regroup, where this CPU's groupcache holds the answer without a
+ * call: a repeat address (or address and port) under a per-/LEN rule or
+ * a rule with a match costs a compare. Anything else, and every packet
+ * where no rule needs resolving first, goes through the global function,
+ * so that the verifier sees unknown values on both sides. */
+static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, struct tb_addr *key, int cls,
+					       __u64 l4)
+{
+	__u32 slot = tb_dropcache_slot(key, cfg->slot_seed);
+	struct tb_groupslot *c;
+
+	if (!cfg->resolve_first)
+		return tb_regroup(key, cls, l4);
+	c = bpf_map_lookup_elem(&groupcache, &slot);
+	if (!c || c->gen != READ_ONCE(cfg->gen) || c->l4 != l4 || !tb_key_is(&c->addr, key))
+		return tb_regroup(key, cls, l4);
+	*key = c->key;
+	return (__u64)c->ci << 32 | c->id;
 }
 
 /* Units a packet of pkts segments and len bytes takes in unit cost. */

@@ -109,6 +109,28 @@ struct tb_rate {
  * admitted with one compare-and-swap instead of the lock (credit.h). */
 #define TB_CREDIT_SHIFT 6
 
+/* A rule's protocol and port match; all zero for a rule that matches
+ * addresses only. The ports exist for TB_MATCH_PORT_PROTO protocols. */
+struct tb_match {
+	__u8 proto;         /* IP protocol (IPv6: past extension headers); 0: any */
+	__u8 ports;         /* TB_MATCH_DPORT, TB_MATCH_SPORT: which ranges apply */
+	__u16 dport[2];     /* [low, high], host order */
+	__u16 sport[2];
+	__u16 pad;
+};
+
+/* IPv6 extension headers the datapath walks to the transport header: a
+ * chain of more leaves the protocol unknown (0), which only rules without
+ * a protocol match (parse.h, tb_l4). */
+#define TB_EXT_MAX 6
+
+#define TB_MATCH_DPORT 1
+#define TB_MATCH_SPORT 2
+#define TB_PROTO_TCP 6
+#define TB_PROTO_UDP 17
+#define TB_PROTO_SCTP 132
+#define TB_MATCH_PORT_PROTO(p) ((p) == TB_PROTO_TCP || (p) == TB_PROTO_UDP || (p) == TB_PROTO_SCTP)
+
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then
  * pointed at, and the old slot is retired by clearing in_use alone. So the
@@ -132,6 +154,8 @@ struct tb_rule {
 	 * rule's addresses (or groups) are charged too (total.h); rate 0:
 	 * none. */
 	struct tb_rate total;
+	struct tb_match match;
+	__u8 pad2[4];
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -514,10 +538,13 @@ struct tb_config {
 	 * may take the first ways ways. Set by attach and kept. */
 	__u8 table_shift;
 	__u8 ways;
-	/* Some rule is per-/LEN: a packet's rule is resolved before its
-	 * bucket is looked up, since it says the bucket's key (group.h). */
-	__u8 grouped;
-	__u8 pad2;
+	/* Some rule is per-/LEN or has a match: a packet's rule is resolved
+	 * before its bucket is looked up, since it says the bucket's key
+	 * (group.h, match.h). */
+	__u8 resolve_first;
+	/* What the rules with a match read of a packet (enum tb_match_reads);
+	 * 0: no rule has a match. */
+	__u8 match_reads;
 	/* The program attach (or an upgrade) hooked last; 0: not written.
 	 * Tells tbctl's program on the device without opening it by id,
 	 * which takes CAP_SYS_ADMIN. */
@@ -528,6 +555,44 @@ struct tb_config {
 	 * slot first takes what its slot under the older placement owes:
 	 * the older table's evicted buckets owe there (tb_owed_carry). */
 	__u64 prev_owed_until;
+	/* nodes[] slot + 1 of the default rule's matches; 0: none. */
+	__u32 default_node;
+	__u32 pad3;
+	__u64 l4_mask;  /* tb_l4_mask(match_reads) (match.h) */
+};
+
+enum tb_match_reads {
+	TB_READS_PROTO = 1,     /* the protocol */
+	TB_READS_DPORT = 2,     /* and the destination port */
+	TB_READS_SPORT = 4,     /* and the source port */
+};
+
+/* nodes[] value: the rules with a match that a packet inside a prefix
+ * may be charged under, in the order they are tried: that prefix's, then
+ * those of the prefixes around it, longest first, then the default's;
+ * within one prefix, two ports before one, before a protocol alone, and
+ * narrower ranges first. A packet takes the first that matches it unless
+ * a rule without a match has a longer prefix (match.h). The match tries
+ * (matches_v4, matches_v6) point each prefix that has such a rule at its
+ * node, tb_config.default_node the default's. Published like a rule: a
+ * change writes a fresh slot and then points the prefix at it. */
+#define TB_NODE_ENTRIES 16
+#define TB_MAX_NODES 4096
+
+struct tb_node_entry {
+	struct tb_match m;
+	__u16 rule;     /* rules[] slot */
+	__u8 plen1;     /* the rule's prefix length + 1; 0: the default rule */
+	__u8 pad;
+};
+
+struct tb_node {
+	__u32 n;
+	__u8 family;    /* the prefix it serves, for tbctl; 0: the default's */
+	__u8 len;
+	__u8 pad[2];
+	__u8 addr[16];
+	struct tb_node_entry e[TB_NODE_ENTRIES];
 };
 
 /* The phases of an upgrade that moves the per-address table into a new
@@ -649,6 +714,9 @@ struct tb_reset_req {
 	X(owed, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)                                \
 	X(denycache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_denyslot, 1)        \
 	X(flushseq, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_flushseq, 1)        \
-	X(placecache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_placeslot, 1)
+	X(placecache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_placeslot, 1)       \
+	X(matches_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32, 0)            \
+	X(matches_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32, 0)            \
+	X(nodes, BPF_MAP_TYPE_ARRAY, __u32, struct tb_node, 0)
 
 #endif

@@ -140,6 +140,46 @@ static inline void frame_tcp(struct frame *f, size_t l3, int ipv6)
 	f->b[l4 + 12] = 5 << 4;
 }
 
+/* Write a transport header's ports at offset l4. */
+static inline void frame_ports(struct frame *f, size_t l4, __u16 sport, __u16 dport)
+{
+	f->b[l4] = sport >> 8;
+	f->b[l4 + 1] = sport & 0xff;
+	f->b[l4 + 2] = dport >> 8;
+	f->b[l4 + 3] = dport & 0xff;
+}
+
+/* An untagged IPv6 frame from src whose payload is n extension headers of
+ * 8 bytes (hop-by-hop, then destination options), a fragment header where
+ * frag >= 0 (its offset, in 8-byte units, with more fragments to come),
+ * then proto's header, ports sport and dport first, and payload bytes
+ * in all. Returns the transport header's offset. */
+static inline size_t frame_ipv6_chain(struct frame *f, const char *src, int n, int frag, __u8 proto,
+				      __u16 sport, __u16 dport, size_t payload)
+{
+	struct frame_opts o = { .payload = n * 8 + (frag >= 0 ? 8 : 0) + payload };
+	size_t nh = 14 + 6, off = 14 + 40;
+
+	frame_ipv6(f, src, "2001:db8::2", &o);
+	for (int i = 0; i < n; i++) {
+		f->b[nh] = i ? 60 : 0;
+		memset(f->b + off, 0, 8);
+		nh = off;
+		off += 8;
+	}
+	if (frag >= 0) {
+		f->b[nh] = 44;
+		memset(f->b + off, 0, 8);
+		f->b[off + 2] = (frag * 8) >> 8;
+		f->b[off + 3] = ((frag * 8) & 0xf8) | 1;
+		nh = off;
+		off += 8;
+	}
+	f->b[nh] = proto;
+	frame_ports(f, off, sport, dport);
+	return off;
+}
+
 /* Set the ECN field (TOS or traffic class, low two bits) of an untagged
  * frame, with a valid IPv4 header checksum. */
 static inline void frame_ecn(struct frame *f, int ipv6, int ecn)

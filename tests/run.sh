@@ -28,6 +28,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/policing.sh]=80
 	[tests/e2e/groups.sh]=80
 	[tests/e2e/totals.sh]=60
+	[tests/e2e/matches.sh]=80
 	[tests/e2e/spoof.sh]=45
 	[tests/e2e/tcp.sh]=45
 	[tests/e2e/top.sh]=45

@@ -6,7 +6,8 @@
  *       runs, 64-byte frames) next to an empty program and a floor
  *       program; K addresses (a power of two), each run in an order of
  *       its own, against the floor with its state one word and as large
- *       as a bucket; 10,000 rules against 1; two CPUs on one address;
+ *       as a bucket; 10,000 rules against 1; 1,000 rules, a tenth with a
+ *       protocol and port match, against the floor; two CPUs on one address;
  *       map memory.
  *       Programs compared are timed in interleaved rounds, and each ratio
  *       is the median of the rounds' ratios.
@@ -162,6 +163,26 @@ static void many_rules(struct ruleset *rs, __u64 rate, __u64 burst)
 	}
 }
 
+/* 1,000 rules over 198.18.0.0/16, one per /26, a tenth of them with a
+ * match (proto udp and the benchmark frame's destination port, 43947):
+ * the default plus 999 more. The frame from 198.18.0.1 takes the match
+ * of 198.18.0.0/26, which has no plain rule. */
+static void matched_rules(struct ruleset *rs, __u64 rate, __u64 burst)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst };
+	struct tb_prefix p;
+	char text[64], err[160];
+
+	for (int i = 0; i < 999; i++) {
+		snprintf(text, sizeof(text), "198.18.%d.%d/26", i / 4, i % 4 * 64);
+		if (prefix_parse(text, &p, err, sizeof(err)) != PREFIX_OK ||
+		    (i % 10 == 0 && match_parse("udp", "43947", NULL, &p, err, sizeof(err))) || ruleset_set(rs, &p, &s) < 0) {
+			fprintf(stderr, "tbbench: rule %s: %s\n", text, err);
+			exit(1);
+		}
+	}
+}
+
 /* The rules of a loaded object, with owed[] in use and SipHash placement
  * as tbctl's fresh attach sets them up. */
 static struct ruleset *ruleset_of(struct bpf_object *obj)
@@ -226,12 +247,14 @@ static void per_packet(struct json_object *doc)
 {
 	struct bench *b = bench__open_and_load();
 	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb(), *t64 = load_tb();
+	struct tb *t1k = load_tb(), *td1k = load_tb();
 	struct ruleset *rs = ruleset_of(t->obj), *rsd = ruleset_of(td->obj), *rs10k = ruleset_of(t10k->obj);
-	struct ruleset *rs64 = ruleset_of(t64->obj);
+	struct ruleset *rs64 = ruleset_of(t64->obj), *rs1k = ruleset_of(t1k->obj), *rsd1k = ruleset_of(td1k->obj);
 	struct frame v4, v6;
 	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
 	/* The last two for IPv6 alone. */
-	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_10K, XDP_PASS_PER64, N };
+	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_1K, XDP_DROP_1K, XDP_PASS_10K, XDP_PASS_PER64,
+	       N };
 	struct timed p4[N - 2], p6[N], empty;
 
 	if (!b)
@@ -245,6 +268,10 @@ static void per_packet(struct json_object *doc)
 	set_rule(rs10k, "default", TB_RATE_MAX, TB_BURST_MAX);
 	many_rules(rs10k, TB_RATE_MAX, TB_BURST_MAX);
 	set_rule(rsd, "default", 1, 1500);
+	set_rule(rs1k, "default", TB_RATE_MAX, TB_BURST_MAX);
+	matched_rules(rs1k, TB_RATE_MAX, TB_BURST_MAX);
+	set_rule(rsd1k, "default", 1, 1500);
+	matched_rules(rsd1k, 1, 1500);
 	set_group_rule(rs64, "::/0", TB_RATE_MAX, TB_BURST_MAX, 64);
 	for (int fam = 0; fam < 2; fam++) {
 		struct timed *p = fam ? p6 : p4;
@@ -255,6 +282,8 @@ static void per_packet(struct json_object *doc)
 			[XDP_DROP] = bpf_program__fd(td->progs.tb_xdp),
 			[TC_PASS] = bpf_program__fd(t->progs.tb_tc),
 			[TC_DROP] = bpf_program__fd(td->progs.tb_tc),
+			[XDP_PASS_1K] = bpf_program__fd(t1k->progs.tb_xdp),
+			[XDP_DROP_1K] = bpf_program__fd(td1k->progs.tb_xdp),
 			[XDP_PASS_10K] = bpf_program__fd(t10k->progs.tb_xdp),
 			[XDP_PASS_PER64] = bpf_program__fd(t64->progs.tb_xdp),
 		};
@@ -272,6 +301,8 @@ static void per_packet(struct json_object *doc)
 	add_ns(o, "xdp_v6_pass_ns", p6[XDP_PASS].ns);
 	add_ns(o, "tc_v4_pass_ns", p4[TC_PASS].ns);
 	add_ns(o, "tc_v6_pass_ns", p6[TC_PASS].ns);
+	add_ns(o, "xdp_v4_pass_1k_matched_rules_ns", p4[XDP_PASS_1K].ns);
+	add_ns(o, "xdp_v4_drop_1k_matched_rules_ns", p4[XDP_DROP_1K].ns);
 	add_ns(o, "xdp_v6_pass_10k_rules_ns", p6[XDP_PASS_10K].ns);
 	add_ns(o, "xdp_v6_pass_per64_ns", p6[XDP_PASS_PER64].ns);
 	add_ns(o, "xdp_v4_drop_ns", p4[XDP_DROP].ns);
@@ -281,6 +312,8 @@ static void per_packet(struct json_object *doc)
 	add_ns(q, "xdp_v4_drop_over_floor", ratio_of(&p4[XDP_DROP], &p4[FLOOR]));
 	add_ns(q, "xdp_v4_pass_over_floor", ratio_of(&p4[XDP_PASS], &p4[FLOOR]));
 	add_ns(q, "xdp_v6_10k_rules_over_one", ratio_of(&p6[XDP_PASS_10K], &p6[XDP_PASS]));
+	add_ns(q, "xdp_v4_1k_matched_pass_over_floor", ratio_of(&p4[XDP_PASS_1K], &p4[FLOOR]));
+	add_ns(q, "xdp_v4_1k_matched_drop_over_floor", ratio_of(&p4[XDP_DROP_1K], &p4[FLOOR]));
 	add_ns(q, "xdp_v6_per64_over_per_address", ratio_of(&p6[XDP_PASS_PER64], &p6[XDP_PASS]));
 	json_object_object_add(o, "ratios", q);
 	json_object_object_add(doc, "per_packet", o);
@@ -288,7 +321,11 @@ static void per_packet(struct json_object *doc)
 	tb__destroy(td);
 	tb__destroy(t10k);
 	tb__destroy(t64);
+	tb__destroy(t1k);
+	tb__destroy(td1k);
 	free(rs64);
+	free(rs1k);
+	free(rsd1k);
 	bench__destroy(b);
 	free(rs);
 	free(rsd);

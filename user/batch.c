@@ -434,7 +434,7 @@ int run_batch(const char *path)
 			break;
 		}
 		if (l->a.cmd == &cmd_rule_del && !batch_rule_exists(&bs, d, &l->a)) {
-			char p[64];
+			char p[PREFIX_TEXT_MAX];
 
 			prefix_format(&l->a.prefix, p, sizeof(p));
 			out_error("rule del dev %s: no rule for %s", l->a.dev, p);

@@ -19,7 +19,7 @@ static int parse_save(int argc, char **argv, struct cmd_args *a)
 
 void rule_save(FILE *f, const char *dev, const struct tb_rule *r)
 {
-	char p[64];
+	char p[PREFIX_TEXT_MAX];
 
 	rule_format(r, p, sizeof(p));
 	fprintf(f, "rule set dev %s %s ", dev, p);
@@ -46,7 +46,7 @@ static int run_save(const struct cmd_args *a)
 	if (ruleset_default(&rs) >= 0)
 		rule_save(stdout, a->dev, &rs.rules[ruleset_default(&rs)]);
 	for (int i = 0; i < TB_MAX_RULES; i++)
-		if (rs.rules[i].in_use && rs.rules[i].family)
+		if (rs.rules[i].in_use && i != ruleset_default(&rs))
 			rule_save(stdout, a->dev, &rs.rules[i]);
 	return 0;
 }
@@ -117,7 +117,7 @@ static int read_target(const struct cmd_args *a, struct target *t)
 		} else if (!err && l.cmd == &cmd_rule_set) {
 			for (int i = 0; i < t->n && !err; i++)
 				if (prefix_equal(&t->p[i], &l.prefix)) {
-					char p[64];
+					char p[PREFIX_TEXT_MAX];
 
 					prefix_format(&l.prefix, p, sizeof(p));
 					out_error("rule set dev %s: %s is set twice (line %d)", a->dev, p, t->line[i]);

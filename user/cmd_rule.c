@@ -128,10 +128,26 @@ static int parse_total(const struct kw *kws, struct rule_spec *s)
 	return parse_burst(b, "total-burst", s, s->total_rate, &s->total_burst);
 }
 
+/* proto, dport, sport: with the prefix, what names the rule. */
+static int parse_match(const char *cmd, const struct kw *kws, struct tb_prefix *p)
+{
+	char err[160];
+
+	if (match_parse(kw_get(kws, "proto"), kw_get(kws, "dport"), kw_get(kws, "sport"), p, err, sizeof(err)))
+		return usage_error(cmd, "%s", err);
+	return 0;
+}
+
+static bool names_rule(const char *kw)
+{
+	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport");
+}
+
 static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 {
-	struct kw kws[] = { { "dev" }, { "rate" }, { "burst" }, { "cost" }, { "action" }, { "scope" },
-			    { "early" }, { "horizon" }, { "total" }, { "total-burst" }, { 0 } };
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "rate" }, { "burst" }, { "cost" },
+			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
+			    { 0 } };
 	const char *prefix = NULL, *v;
 	struct rule_spec *s = &a->spec;
 	char err[160];
@@ -139,7 +155,7 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 
 	rc = kw_parse("rule set", argc, argv, kws, &prefix);
 	if (rc || (rc = parse_dev("rule set", kw_get(kws, "dev"), a)) ||
-	    (rc = parse_prefix("rule set", prefix, &a->prefix)))
+	    (rc = parse_prefix("rule set", prefix, &a->prefix)) || (rc = parse_match("rule set", kws, &a->prefix)))
 		return rc;
 	if ((v = kw_get(kws, "cost")) && (c = choose("rule set", "cost", v, cost_names)) < 0)
 		return EXIT_USAGE;
@@ -149,8 +165,8 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	s->action = v ? c : TB_ACTION_DROP;
 	if (s->action == TB_ACTION_PASS) {
 		/* An allow-list entry: nothing to charge, so nothing to say how. */
-		for (const struct kw *k = kws + 1; k->name; k++)
-			if (k->value && strcmp(k->name, "action"))
+		for (const struct kw *k = kws; k->name; k++)
+			if (k->value && strcmp(k->name, "action") && !names_rule(k->name))
 				return usage_error("rule set", "action pass takes no \"%s\": it passes uncharged",
 						   k->name);
 		*s = (struct rule_spec){ .cost = TB_COST_BYTES, .action = TB_ACTION_PASS };
@@ -183,14 +199,20 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 static int rule_error(const struct cmd_args *a, int err)
 {
 	const char *cmd = a->cmd->name;
-	char p[64];
+	char p[PREFIX_TEXT_MAX];
 
 	prefix_format(&a->prefix, p, sizeof(p));
 	if (err == -ENOENT)
 		out_error("%s dev %s: no rule for %s", cmd, a->dev, p);
+	else if (err == -ENOSPC && a->prefix.m.proto)
+		out_error("%s dev %s %s: rule table full (%d rules, or rules with a match on %d prefixes)", cmd,
+			  a->dev, p, TB_MAX_RULES - 1, TB_MAX_NODES - 1);
 	else if (err == -ENOSPC)
 		out_error("%s dev %s %s: rule table full (%d rules; one slot stays free so that any rule "
 			  "can still be changed)", cmd, a->dev, p, TB_MAX_RULES - 1);
+	else if (err == -E2BIG)
+		out_error("%s dev %s %s: more than %d rules with a match would apply to one prefix (its own, "
+			  "those of the prefixes around it and the default's)", cmd, a->dev, p, TB_NODE_ENTRIES);
 	else
 		out_error("%s dev %s %s: update maps: %s", cmd, a->dev, p, strerror(-err));
 	return 1;
@@ -243,13 +265,14 @@ static int run_rule_change(const struct cmd_args *a)
 
 static int parse_rule_del(int argc, char **argv, struct cmd_args *a)
 {
-	struct kw kws[] = { { "dev" }, { 0 } };
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { 0 } };
 	const char *prefix = NULL;
 	int rc = kw_parse("rule del", argc, argv, kws, &prefix);
 
-	if (rc || (rc = parse_dev("rule del", kw_get(kws, "dev"), a)))
+	if (rc || (rc = parse_dev("rule del", kw_get(kws, "dev"), a)) ||
+	    (rc = parse_prefix("rule del", prefix, &a->prefix)))
 		return rc;
-	return parse_prefix("rule del", prefix, &a->prefix);
+	return parse_match("rule del", kws, &a->prefix);
 }
 
 static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
@@ -297,10 +320,25 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 {
 	struct json_object *o = json_object_new_object();
 	int pk = r->cost == TB_COST_PACKETS;
-	char buf[64], scope[16];
+	char buf[PREFIX_TEXT_MAX], scope[16];
+	struct tb_prefix p;
 
-	rule_format(r, buf, sizeof(buf));
+	rule_prefix(r, &p);
+	memset(&p.m, 0, sizeof(p.m));
+	prefix_format(&p, buf, sizeof(buf));
 	json_add_str(o, "prefix", buf);
+	if (r->match.proto) {
+		proto_format(r->match.proto, buf, sizeof(buf));
+		json_add_str(o, "proto", buf);
+		if (r->match.ports & TB_MATCH_DPORT) {
+			json_add_u64(o, "dport_min", r->match.dport[0]);
+			json_add_u64(o, "dport_max", r->match.dport[1]);
+		}
+		if (r->match.ports & TB_MATCH_SPORT) {
+			json_add_u64(o, "sport_min", r->match.sport[0]);
+			json_add_u64(o, "sport_max", r->match.sport[1]);
+		}
+	}
 	json_add_str(o, "action", action_names[r->action]);
 	if (r->action == TB_ACTION_PASS) {
 		json_object_array_add(arr, o);
@@ -329,7 +367,9 @@ static int by_prefix(const void *x, const void *y)
 
 	if (!c)
 		c = memcmp(a->addr, b->addr, sizeof(a->addr));
-	return c ? c : a->prefixlen - b->prefixlen;
+	if (!c)
+		c = a->prefixlen - b->prefixlen;
+	return c ? c : memcmp(&a->match, &b->match, sizeof(a->match));
 }
 
 static int run_rule_list(const struct cmd_args *a)
@@ -355,7 +395,7 @@ static int run_rule_list(const struct cmd_args *a)
 	qsort(order, n, sizeof(order[0]), by_prefix);
 	for (int i = 0; i < n; i++) {
 		const struct tb_rule *r = &rs.rules[order[i]];
-		char p[64];
+		char p[PREFIX_TEXT_MAX];
 
 		if (out.json) {
 			rule_json(r, arr);
@@ -373,12 +413,14 @@ static int run_rule_list(const struct cmd_args *a)
 
 const struct command cmd_rule_set = {
 	"rule set", parse_rule_set, run_rule_change,
-	"dev DEV {default|PREFIX} {rate RATE [burst SIZE] [cost bytes|packets] "
+	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
+	"{rate RATE [burst SIZE] [cost bytes|packets] "
 	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
 	"[total RATE [total-burst SIZE]] | action pass}",
 	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {
-	"rule del", parse_rule_del, run_rule_change, "dev DEV {default|PREFIX}", true, CAPS_READ,
+	"rule del", parse_rule_del, run_rule_change,
+	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]]", true, CAPS_READ,
 };
 const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true, CAPS_READ };

@@ -134,12 +134,12 @@ static void print_row(struct show *sh, const struct row *r)
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
 	const struct tb_counters *c = &r->b.c;
 	int pk = rule && rule->cost == TB_COST_PACKETS;
-	char addr[80], rname[64] = "-", tok[32] = "-", buf[16];
+	char addr[PREFIX_TEXT_MAX + 8], rname[PREFIX_TEXT_MAX] = "-", tok[32] = "-", buf[16];
 	const char *scope = "-";
 	struct tb_rule of;
 	__u64 tokens = 0;
 
-	addr_format(&r->addr, addr, sizeof(addr));
+	ruleset_addr_format(&rs, &r->addr, r->rule, addr, sizeof(addr));
 	if (rule) {
 		rule_format(rule, rname, sizeof(rname));
 		scope = scope_format(rule->scope, rule->group_len, buf, sizeof(buf));
@@ -177,8 +177,8 @@ static void print_row(struct show *sh, const struct row *r)
 }
 
 /* One address: its bucket, or its shared rule's. 1 when it has neither
- * (reported), or -errno. */
-static int find_one(struct show *sh, struct row *r)
+ * (reported unless quiet), or -errno. */
+static int find_one(struct show *sh, struct row *r, bool quiet)
 {
 	const struct cmd_args *a = sh->a;
 	struct tb_shared v;
@@ -191,8 +191,10 @@ static int find_one(struct show *sh, struct row *r)
 	if (err != -ENOENT)
 		return err;
 	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);
+	if (quiet && (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED))
+		return 1;
 	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
-		char p[64] = "";
+		char p[PREFIX_TEXT_MAX] = "";
 
 		addr_format(&a->addr, buf, sizeof(buf));
 		if (id >= 0)
@@ -242,17 +244,28 @@ static int run_show(const struct cmd_args *a)
 	err = snapshot_begin(&sh.sn, &m, &rs);
 	sh.now = state_now_ns();
 	sort_key = a->sort;
-	if (!err && a->has_addr)
-		err = find_one(&sh, &one);
 	if (!err && a->top && !(sh.v = calloc(a->top, sizeof(*sh.v))))
 		err = -ENOMEM;
+	/* An address: its buckets under rules with a match, then the one
+	 * (or its shared rule's) under the rest; an error if it has none. */
+	if (!err && a->has_addr) {
+		sh.stream = false;
+		err = snapshot_matched(&sh.sn, &a->addr, emit_address, &sh);
+		if (!err)
+			err = find_one(&sh, &one, sh.n > 0);
+		if (err == 1 && sh.n > 0)
+			err = 0;
+		else if (!err)
+			err = emit(&sh, &one);
+	}
 	if (!err) {
 		if (out.json)
 			out_json_begin(&sh.js);
 		else
 			printf("%-40s %-22s %10s %12s %14s %12s %14s %12s\n", "ADDRESS", "RULE", "TOKENS",
 			       "PASSED_PKTS", "PASSED_BYTES", "DROPPED_PKTS", "DROPPED_BYTES", "MONITORED");
-		err = a->has_addr ? emit(&sh, &one) : show_rows(&sh);
+		if (!a->has_addr)
+			err = show_rows(&sh);
 		if (!sh.stream && sh.n) {       /* qsort's pointer must not be NULL */
 			qsort(sh.v, sh.n, sizeof(*sh.v), by_value_desc);
 			for (size_t i = 0; i < sh.n; i++)

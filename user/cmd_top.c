@@ -234,7 +234,7 @@ static struct totals totals_of(const struct frame *cur, const struct frame *prev
 static void print_text(const char *dev, const struct frame *s, const struct totals *t, size_t rows,
 		       int (*line)(const char *fmt, ...))
 {
-	char a[64], b[64], c[64], d[64];
+	char a[PREFIX_TEXT_MAX], b[PREFIX_TEXT_MAX], c[64], d[64];
 
 	rate_text(t->passed_bps, a, sizeof(a));
 	rate_text(t->dropped_bps, b, sizeof(b));
@@ -245,7 +245,7 @@ static void print_text(const char *dev, const struct frame *s, const struct tota
 	for (size_t i = 0; i < s->n && i < rows; i++) {
 		const struct top_row *r = &s->v[i];
 
-		addr_format(&r->addr, a, sizeof(a));
+		ruleset_addr_format(s->rs, &r->addr, r->rule, a, sizeof(a));
 		rule_text(s, r->rule, b, sizeof(b));
 		rate_text(r->passed_bps, c, sizeof(c));
 		rate_text(r->dropped_bps, d, sizeof(d));
@@ -258,7 +258,7 @@ static void print_json(const char *dev, const struct frame *s, const struct tota
 {
 	struct json_object *o = json_object_new_object(), *tot = json_object_new_object();
 	struct json_object *arr = json_object_new_array();
-	char a[64], b[64];
+	char a[PREFIX_TEXT_MAX], b[PREFIX_TEXT_MAX];
 
 	json_add_str(o, "dev", dev);
 	json_add_str(o, "sort", col_names[sort_col]);
@@ -272,7 +272,7 @@ static void print_json(const char *dev, const struct frame *s, const struct tota
 		const struct top_row *r = &s->v[i];
 		struct json_object *e = json_object_new_object();
 
-		addr_format(&r->addr, a, sizeof(a));
+		ruleset_addr_format(s->rs, &r->addr, r->rule, a, sizeof(a));
 		rule_text(s, r->rule, b, sizeof(b));
 		json_add_str(e, "address", a);
 		json_add_str(e, "rule", b);

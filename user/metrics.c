@@ -101,7 +101,7 @@ static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u6
 
 static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int id, __u64 v)
 {
-	char rule[64];
+	char rule[PREFIX_TEXT_MAX];
 
 	rule_format(&d->rs->rules[id], rule, sizeof(rule));
 	fprintf(f, "%s{dev=\"", name);
@@ -289,9 +289,9 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 		for (int i = 0; i < n; i++)
 			for (size_t t = 0; t < d[i].ntop; t++) {
 				const struct top_row *r = &d[i].top[t];
-				char addr[INET6_ADDRSTRLEN], rule[64] = "none";
+				char addr[INET6_ADDRSTRLEN], rule[PREFIX_TEXT_MAX] = "none";
 
-				addr_format(&r->addr, addr, sizeof(addr));
+				ruleset_addr_format(d[i].rs, &r->addr, r->rule, addr, sizeof(addr));
 				if (r->rule >= 0)
 					rule_format(&d[i].rs->rules[r->rule], rule, sizeof(rule));
 				fprintf(f, "%s{dev=\"", name);

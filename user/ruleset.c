@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "bucket.h"
 #include "group.h"
+#include "match.h"
 #include "ruleset.h"
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
@@ -18,6 +19,7 @@ void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
 	p->family = r->family;
 	p->len = r->prefixlen;
 	memcpy(p->addr, r->addr, sizeof(p->addr));
+	p->m = r->match;
 }
 
 bool rule_charges_shared(const struct tb_rule *r)
@@ -71,6 +73,8 @@ static int lpm_fd(const struct ruleset *rs, const struct tb_prefix *p)
 	return p->family == 4 ? rs->m.prefixes_v4 : rs->m.prefixes_v6;
 }
 
+static int node_find(const struct ruleset *rs, __u8 family, __u8 len, const __u8 *addr);
+
 /* Whether slot id is the one p's trie entry (or the default) points at. */
 static bool is_live(const struct ruleset *rs, const struct tb_prefix *p, int id)
 {
@@ -79,6 +83,14 @@ static bool is_live(const struct ruleset *rs, const struct tb_prefix *p, int id)
 	__u32 v;
 	void *key;
 
+	if (p->m.proto) {
+		int at = node_find(rs, p->family, p->len, p->addr);
+
+		for (__u32 e = 0; at >= 0 && e < rs->nodes[at].n && e < TB_NODE_ENTRIES; e++)
+			if (rs->nodes[at].e[e].rule == id)
+				return true;
+		return false;
+	}
 	if (!p->family)
 		return ruleset_default(rs) == id;
 	lpm_key(p, &k4, &k6, &key);
@@ -98,16 +110,20 @@ static int bump_gen(struct ruleset *rs, __u32 default_rule)
 	return 0;
 }
 
-/* tb_config.grouped says whether some rule is per-/LEN: set before such a
- * rule is published, so no packet charges its address instead of its
- * group, and cleared once the last is retired. */
-static int sync_grouped(struct ruleset *rs)
+/* tb_config.resolve_first says whether some rule is per-/LEN or has a
+ * match, and match_reads what such rules read of a packet: set before
+ * such a rule is published, so no packet charges its address's plain
+ * bucket instead, and cleared once the last is retired. */
+static int sync_flags(struct ruleset *rs)
 {
 	struct tb_config cfg = rs->cfg;
 	__u32 zero = 0;
 
-	cfg.grouped = rs->ngrouped > 0;
-	if (cfg.grouped == rs->cfg.grouped)
+	cfg.resolve_first = rs->ngrouped > 0 || rs->nmatched > 0;
+	cfg.match_reads = !rs->nmatched ? 0 :
+			  TB_READS_PROTO | (rs->ndport ? TB_READS_DPORT : 0) | (rs->nsport ? TB_READS_SPORT : 0);
+	cfg.l4_mask = tb_l4_mask(cfg.match_reads);
+	if (cfg.resolve_first == rs->cfg.resolve_first && cfg.match_reads == rs->cfg.match_reads)
 		return 0;
 	if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
 		return -errno;
@@ -115,15 +131,283 @@ static int sync_grouped(struct ruleset *rs)
 	return 0;
 }
 
-/* Point p at slot id (-1: at nothing), in one map update, and invalidate
- * every bucket's cached slot. */
-static int publish(struct ruleset *rs, const struct tb_prefix *p, int id)
+static bool has_match(const struct tb_rule *r)
+{
+	return r->match.proto != 0;
+}
+
+/* Whether prefix p lies within rule r's prefix (default holds all). */
+static bool within(const struct tb_rule *r, const __u8 family, __u8 len, const __u8 *addr)
+{
+	struct tb_prefix rp;
+	struct tb_addr a = {};
+
+	if (!r->family)
+		return true;
+	if (r->family != family || r->prefixlen > len)
+		return false;
+	if (family == 4) {
+		a.w[2] = htonl(0xffff);
+		memcpy(&a.w[3], addr, 4);
+	} else {
+		memcpy(a.w, addr, 16);
+	}
+	rule_prefix(r, &rp);
+	return prefix_contains(&rp, &a);
+}
+
+static int ports_given(const struct tb_match *m)
+{
+	return !!(m->ports & TB_MATCH_DPORT) + !!(m->ports & TB_MATCH_SPORT);
+}
+
+static __u32 ports_width(const struct tb_match *m)
+{
+	return (m->ports & TB_MATCH_DPORT ? m->dport[1] - m->dport[0] : 0x10000) +
+	       (m->ports & TB_MATCH_SPORT ? m->sport[1] - m->sport[0] : 0x10000);
+}
+
+/* The order a node tries its entries in (tb_abi.h, struct tb_node). */
+static int entry_order(const void *x, const void *y)
+{
+	const struct tb_node_entry *a = x, *b = y;
+
+	if (a->plen1 != b->plen1)
+		return b->plen1 - a->plen1;
+	if (ports_given(&a->m) != ports_given(&b->m))
+		return ports_given(&b->m) - ports_given(&a->m);
+	if (ports_width(&a->m) != ports_width(&b->m))
+		return ports_width(&a->m) < ports_width(&b->m) ? -1 : 1;
+	return memcmp(&a->m, &b->m, sizeof(a->m));
+}
+
+/* The rules with a match, in rs->rules but skip, by prefix. */
+struct matched {
+	int id[TB_MAX_RULES];
+	int n;
+};
+
+static const struct ruleset *matched_rs;
+
+static int by_rule_prefix(const void *x, const void *y)
+{
+	const struct tb_rule *a = &matched_rs->rules[*(const int *)x], *b = &matched_rs->rules[*(const int *)y];
+
+	if (a->family != b->family)
+		return a->family - b->family;
+	if (a->prefixlen != b->prefixlen)
+		return a->prefixlen - b->prefixlen;
+	return memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static void matched_of(const struct ruleset *rs, int skip, struct matched *m)
+{
+	m->n = 0;
+	for (int i = 0; i < TB_MAX_RULES; i++)
+		if (i != skip && rs->rules[i].in_use && has_match(&rs->rules[i]))
+			m->id[m->n++] = i;
+	matched_rs = rs;
+	qsort(m->id, m->n, sizeof(m->id[0]), by_rule_prefix);
+}
+
+/* The node of the prefix of rule p from the rules with a match m: 0, or
+ * -E2BIG where more than TB_NODE_ENTRIES apply. */
+static int node_make(const struct ruleset *rs, const struct matched *m, const struct tb_rule *p,
+		     struct tb_node *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->family = p->family;
+	n->len = p->prefixlen;
+	memcpy(n->addr, p->addr, sizeof(n->addr));
+	for (int k = 0; k < m->n; k++) {
+		const struct tb_rule *r = &rs->rules[m->id[k]];
+
+		if (p->family ? !within(r, p->family, p->prefixlen, p->addr) : r->family != 0)
+			continue;
+		if (n->n == TB_NODE_ENTRIES)
+			return -E2BIG;
+		n->e[n->n++] = (struct tb_node_entry){ .m = r->match, .rule = m->id[k],
+						       .plen1 = r->family ? r->prefixlen + 1 : 0 };
+	}
+	qsort(n->e, n->n, sizeof(n->e[0]), entry_order);
+	return 0;
+}
+
+static int node_lpm(const struct ruleset *rs, const struct tb_node *n, struct tb_lpm_v4 *k4,
+		    struct tb_lpm_v6 *k6, void **key)
+{
+	k4->prefixlen = k6->prefixlen = n->len;
+	memcpy(&k4->addr, n->addr, 4);
+	memcpy(k6->addr, n->addr, 16);
+	*key = n->family == 4 ? (void *)k4 : (void *)k6;
+	return n->family == 4 ? rs->m.matches_v4 : rs->m.matches_v6;
+}
+
+/* The live node of a prefix, or -1. */
+static int node_find(const struct ruleset *rs, __u8 family, __u8 len, const __u8 *addr)
+{
+	for (int i = 0; i < TB_MAX_NODES; i++)
+		if (rs->node_live[i] && rs->nodes[i].family == family && rs->nodes[i].len == len &&
+		    !memcmp(rs->nodes[i].addr, addr, 16))
+			return i;
+	return -1;
+}
+
+/* A free nodes[] slot, the one free longest where the cursor can tell:
+ * a packet that read the trie before a change may still be reading the
+ * slot that change retired. */
+static int node_alloc(struct ruleset *rs)
+{
+	for (int k = 0; k < TB_MAX_NODES; k++) {
+		int i = (rs->node_cursor + k) % TB_MAX_NODES;
+
+		if (!rs->node_live[i]) {
+			rs->node_cursor = (i + 1) % TB_MAX_NODES;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* Point the prefix of node n at slot id (-1: at none): its trie entry, or
+ * the default's in the config. */
+static int node_point(struct ruleset *rs, const struct tb_node *n, int id)
+{
+	struct tb_lpm_v4 k4;
+	struct tb_lpm_v6 k6;
+	__u32 v = id, zero = 0;
+	void *key;
+	int fd;
+
+	if (!n->family) {
+		struct tb_config cfg = rs->cfg;
+
+		cfg.default_node = id + 1;
+		if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
+			return -errno;
+		rs->cfg = cfg;
+		return 0;
+	}
+	fd = node_lpm(rs, n, &k4, &k6, &key);
+	if (id < 0 ? bpf_map_delete_elem(fd, key) : bpf_map_update_elem(fd, key, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Make the nodes what rs->rules but skip say, after a change of rule
+ * changed (NULL: of any), each changed node written to a fresh slot and
+ * then published; with write false, only whether they fit: 0, -E2BIG (a
+ * node too long) or -ENOSPC (too many nodes). A node outside the
+ * changed rule's prefix is as it was. */
+static int nodes_sync(struct ruleset *rs, int skip, const struct tb_rule *changed, bool write)
+{
+	static bool wanted[TB_MAX_NODES];
+	static struct matched m;
+	int err, nodes = 0;
+
+	memset(wanted, 0, sizeof(wanted));
+	matched_of(rs, skip, &m);
+	for (int k = 0; k < m.n; k++) {
+		const struct tb_rule *r = &rs->rules[m.id[k]];
+		struct tb_node n;
+		int at, id;
+
+		if (k && !by_rule_prefix(&m.id[k - 1], &m.id[k]))
+			continue;       /* the prefix's node is made */
+		if (++nodes >= TB_MAX_NODES)
+			return -ENOSPC;
+		at = node_find(rs, r->family, r->prefixlen, r->addr);
+		if (at >= 0 && changed && !within(changed, r->family, r->prefixlen, r->addr)) {
+			wanted[at] = true;
+			continue;
+		}
+		if ((err = node_make(rs, &m, r, &n)))
+			return err;
+		if (!write)
+			continue;
+		if (at >= 0 && !memcmp(&rs->nodes[at], &n, sizeof(n))) {
+			wanted[at] = true;
+			continue;
+		}
+		if ((id = node_alloc(rs)) < 0)
+			return -ENOSPC;
+		if (bpf_map_update_elem(rs->m.nodes, &id, &n, BPF_ANY) || node_point(rs, &n, id))
+			return -errno;
+		rs->nodes[id] = n;
+		rs->node_live[id] = wanted[id] = true;
+		if (at >= 0)
+			rs->node_live[at] = false;
+	}
+	for (int i = 0; write && i < TB_MAX_NODES; i++)
+		if (rs->node_live[i] && !wanted[i]) {
+			if ((err = node_point(rs, &rs->nodes[i], -1)))
+				return err;
+			rs->node_live[i] = false;
+		}
+	return 0;
+}
+
+/* Whether rule r, at slot id, would leave every node within its bounds,
+ * where slot old (-1: none) is retired. */
+static int nodes_fit(struct ruleset *rs, const struct tb_rule *r, int id, int old)
+{
+	struct tb_rule keep = rs->rules[id];
+	int err;
+
+	if (!has_match(r) && (old < 0 || !has_match(&rs->rules[old])))
+		return 0;
+	rs->rules[id] = *r;
+	err = nodes_sync(rs, old, r, false);
+	rs->rules[id] = keep;
+	return err;
+}
+
+/* The nodes as published: every slot, and which the tries point at. */
+static int nodes_read(struct ruleset *rs)
+{
+	__u32 keys[TB_MAX_NODES], count = TB_MAX_NODES, out;
+	int err;
+
+	memset(rs->node_live, 0, sizeof(rs->node_live));
+	memset(rs->nodes, 0, sizeof(rs->nodes));
+	if (rs->m.nodes < 0)
+		return 0;
+	err = bpf_map_lookup_batch(rs->m.nodes, NULL, &out, keys, rs->nodes, &count, NULL) && errno != ENOENT ?
+		      -errno : 0;
+	for (int i = 0; !err && i < TB_MAX_NODES; i++) {
+		struct tb_lpm_v4 k4;
+		struct tb_lpm_v6 k6;
+		__u32 v;
+		void *key;
+		int fd;
+
+		if (!rs->nodes[i].n)
+			continue;
+		if (!rs->nodes[i].family) {
+			rs->node_live[i] = rs->cfg.default_node == (__u32)i + 1;
+			continue;
+		}
+		fd = node_lpm(rs, &rs->nodes[i], &k4, &k6, &key);
+		rs->node_live[i] = !bpf_map_lookup_elem(fd, key, &v) && v == (__u32)i;
+	}
+	return err;
+}
+
+/* Point p at slot id (-1: at nothing), in one map update (a rule with a
+ * match: in the nodes, skip retired), and invalidate every bucket's
+ * cached slot. */
+static int publish(struct ruleset *rs, const struct tb_prefix *p, int id, int skip)
 {
 	struct tb_lpm_v4 k4;
 	struct tb_lpm_v6 k6;
 	__u32 v = id;
 	void *key;
+	int err;
 
+	if (p->m.proto) {
+		err = nodes_sync(rs, skip, &rs->rules[id >= 0 ? id : skip], true);
+		return err ? err : bump_gen(rs, rs->cfg.default_rule);
+	}
 	if (!p->family)
 		return bump_gen(rs, id + 1);
 	lpm_key(p, &k4, &k6, &key);
@@ -156,6 +440,12 @@ static void index_add(struct ruleset *rs, int id)
 	rs->next[id] = rs->head[h];
 	rs->head[h] = id + 1;
 	rs->ngrouped += rs->rules[id].scope == TB_SCOPE_GROUP;
+	if (has_match(&rs->rules[id])) {
+		rs->nmatched++;
+		rs->ndport += !!(rs->rules[id].match.ports & TB_MATCH_DPORT);
+		rs->nsport += !!(rs->rules[id].match.ports & TB_MATCH_SPORT);
+		rs->class_rule[rs->rules[id].shared] = id + 1;
+	}
 	/* A prefix's first rule takes the shared slot on top of the stack. */
 	if (rs->shared_refs[rs->rules[id].shared]++ == 0 && rs->nfree_shared &&
 	    rs->free_shared[rs->nfree_shared - 1] == rs->rules[id].shared)
@@ -175,6 +465,13 @@ static void index_del(struct ruleset *rs, int id)
 		}
 	rs->free_rules[rs->nfree_rules++] = id;
 	rs->ngrouped -= rs->rules[id].scope == TB_SCOPE_GROUP;
+	if (has_match(&rs->rules[id])) {
+		rs->nmatched--;
+		rs->ndport -= !!(rs->rules[id].match.ports & TB_MATCH_DPORT);
+		rs->nsport -= !!(rs->rules[id].match.ports & TB_MATCH_SPORT);
+		if (rs->class_rule[rs->rules[id].shared] == id + 1)
+			rs->class_rule[rs->rules[id].shared] = 0;
+	}
 	if (--rs->shared_refs[rs->rules[id].shared] == 0)
 		rs->free_shared[rs->nfree_shared++] = rs->rules[id].shared;
 }
@@ -268,7 +565,8 @@ static int index_build(struct ruleset *rs, bool repair)
 
 	memset(rs->head, 0, sizeof(rs->head));
 	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
-	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = 0;
+	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = rs->nmatched = rs->ndport = rs->nsport = 0;
+	memset(rs->class_rule, 0, sizeof(rs->class_rule));
 	for (int i = TB_MAX_RULES - 1; i >= 0; i--) {
 		if (!rs->rules[i].in_use)
 			rs->free_rules[rs->nfree_rules++] = i;
@@ -320,6 +618,8 @@ static int load(struct ruleset *rs, const struct tb_maps *m, bool repair)
 	rs->rules_map_id = 0;
 	err = read_rules(rs, m->rules, info.value_size);
 	if (!err)
+		err = nodes_read(rs);
+	if (!err)
 		err = index_build(rs, repair);
 	if (err)
 		return err;
@@ -351,6 +651,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.group_len = s->scope == TB_SCOPE_GROUP ? s->group_len : 0,
 		.prefixlen = p->len,
 		.horizon_ns = s->horizon_ns,
+		.match = p->m,
 	};
 
 	if (s->total_rate) {
@@ -368,6 +669,8 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 	id = rs->free_rules[rs->nfree_rules - 1];
 	r.shared = shared;
 	memcpy(r.addr, p->addr, sizeof(r.addr));
+	if ((err = nodes_fit(rs, &r, id, old)))
+		return err;
 	if (old < 0 || rs->rules[old].cost != s->cost) {
 		struct tb_shared sh = { .b = { .cost = s->cost } };
 
@@ -381,16 +684,16 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 	rs->nfree_rules--;
 	rs->rules[id] = r;
 	index_add(rs, id);
-	err = sync_grouped(rs);
+	err = sync_flags(rs);
 	if (!err)
-		err = publish(rs, p, id);
+		err = publish(rs, p, id, old);
 	if (err) {
 		retire(rs, id);
 		return err;
 	}
 	err = old >= 0 ? retire(rs, old) : 0;
 	if (!err)
-		err = sync_grouped(rs);
+		err = sync_flags(rs);
 	return err ? err : id;
 }
 
@@ -400,10 +703,10 @@ int ruleset_del(struct ruleset *rs, const struct tb_prefix *p)
 
 	if (id < 0)
 		return -ENOENT;
-	err = publish(rs, p, -1);
+	err = publish(rs, p, -1, id);
 	if (!err)
 		err = retire(rs, id);
-	return err ? err : sync_grouped(rs);
+	return err ? err : sync_flags(rs);
 }
 
 void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
@@ -466,11 +769,18 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
 		    const struct tb_bucket *b, __u32 gen)
 {
 	struct tb_addr base;
-	__u32 id, len;
+	__u32 id, len, class = tb_key_class(a);
 	int err;
 
 	if (b && b->gen == gen && rs->rules[tb_cached_rule(b)].in_use)
 		return tb_cached_rule(b);
+	/* A key of a rule with a match names it by its class, an IPv6
+	 * address's through the rule its bucket cached, which, retired,
+	 * still says its class. */
+	if (!class && b && a->w[0])
+		class = tb_rule_class(&rs->rules[tb_cached_rule(b)]);
+	if (class)
+		return class <= TB_MAX_RULES && rs->class_rule[class - 1] ? rs->class_rule[class - 1] - 1 : -1;
 	/* A group's rule is its members': its first address's, unless a
 	 * rule for a longer prefix holds that one. */
 	if (group_base(a, &base, &len))
@@ -499,4 +809,13 @@ int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const stru
 	if (id >= 0 && rs->rules[id].scope == TB_SCOPE_GROUP)
 		tb_group_key(key, !addr_is_v4(a), rs->rules[id].group_len);
 	return id;
+}
+
+void ruleset_addr_format(const struct ruleset *rs, const struct tb_addr *key, int rule, char *buf, size_t len)
+{
+	struct tb_addr a = *key;
+
+	if (rule >= 0 && has_match(&rs->rules[rule]))
+		tb_class_unkey(&a, tb_rule_class(&rs->rules[rule]), rs->cfg.place_key);
+	addr_format(&a, buf, len);
 }

@@ -2,6 +2,7 @@
 #ifndef TB_RULESET_H
 #define TB_RULESET_H
 
+#include <stddef.h>
 #include "tb_abi.h"
 #include "prefix.h"
 #include "state.h"
@@ -22,6 +23,14 @@ struct ruleset {
 	__u16 shared_refs[TB_MAX_RULES];                        /* in-use rules per shared[] slot */
 	int free_shared[TB_MAX_RULES], nfree_shared;
 	int ngrouped;           /* in-use per-/LEN rules */
+	/* In-use rules with a match, and of them those with ports. */
+	int nmatched, ndport, nsport;
+	int class_rule[TB_MAX_RULES];   /* shared[] slot: its in-use rule with a match + 1 */
+	/* nodes[] as published (tb_abi.h, struct tb_node): a slot is live
+	 * while its prefix's match trie entry (or the default) points at it. */
+	struct tb_node nodes[TB_MAX_NODES];
+	bool node_live[TB_MAX_NODES];
+	int node_cursor;        /* where the search for a free slot starts */
 };
 
 /* What an operator sets; ruleset_set derives the rest. */
@@ -88,5 +97,8 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
  * its group's under a per-/LEN rule. Returns a's rule's slot, or -1. */
 int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
 		   struct tb_addr *key);
+/* A bucket's key as an operator reads it: its address (or group), with
+ * the class of a rule with a match (match.h) taken off. */
+void ruleset_addr_format(const struct ruleset *rs, const struct tb_addr *key, int rule, char *buf, size_t len);
 
 #endif

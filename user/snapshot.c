@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One read of a device's buckets for show, top and the metrics. */
+#include <errno.h>
 #include <string.h>
+#include "group.h"
+#include "match.h"
 #include "snapshot.h"
 
 int snapshot_begin(struct snapshot *sn, const struct tb_maps *m, struct ruleset *rs)
@@ -56,6 +59,37 @@ int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_addr *k
 	if (!err)
 		*rule = ruleset_rule_of(sn->rs, sn->m, key, b, sn->cfg.gen);
 	return err;
+}
+
+int snapshot_matched(struct snapshot *sn, const struct tb_addr *a,
+		     int (*fn)(const struct tb_addr *key, const struct tb_bucket *b, int rule, void *ctx), void *ctx)
+{
+	for (int id = 0; id < TB_MAX_RULES; id++) {
+		const struct tb_rule *r = &sn->rs->rules[id];
+		struct tb_prefix p;
+		struct tb_bucket b;
+		struct tb_addr key = *a;
+		int err;
+
+		if (!r->in_use || !r->match.proto || r->scope == TB_SCOPE_SHARED)
+			continue;
+		rule_prefix(r, &p);
+		if (!prefix_contains(&p, a))
+			continue;
+		if (r->scope == TB_SCOPE_GROUP)
+			tb_group_key(&key, !addr_is_v4(a), r->group_len);
+		tb_class_key(&key, tb_rule_class(r), sn->cfg.place_key);
+		err = bucket_get(sn->m, &sn->pending.cfg, &key, &b);
+		if (err == -ENOENT)
+			continue;
+		if (!err)
+			err = pending_add(sn->m, &sn->pending, &key, &b);
+		if (!err)
+			err = fn(&key, &b, id, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void snapshot_end(struct snapshot *sn)

@@ -29,6 +29,10 @@ int snapshot_foreach(struct snapshot *sn,
  * -ENOENT when the table holds none, or -errno. */
 int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_addr *key, struct tb_bucket *b,
 		 int *rule);
+/* fn for each bucket address a has under a rule with a match (match.h),
+ * as snapshot_foreach gives it. 0, or -errno. */
+int snapshot_matched(struct snapshot *sn, const struct tb_addr *a,
+		     int (*fn)(const struct tb_addr *key, const struct tb_bucket *b, int rule, void *ctx), void *ctx);
 void snapshot_end(struct snapshot *sn);
 
 #endif

@@ -351,6 +351,8 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 {
 	static const int want[] = { offsetof(struct tb_maps, config), offsetof(struct tb_maps, rules),
 				    offsetof(struct tb_maps, prefixes_v4), offsetof(struct tb_maps, prefixes_v6) };
+	static const int matches[] = { offsetof(struct tb_maps, matches_v4), offsetof(struct tb_maps, matches_v6),
+				       offsetof(struct tb_maps, nodes) };
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	int err = 0;
 
@@ -366,6 +368,17 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 			err = -errno;
 		else if (i != want[0] / (int)sizeof(int))
 			err = check_layout(i, m->fd[i], i == want[1] / (int)sizeof(int));
+	}
+	/* Rules with a match, where the layout has them. */
+	for (size_t k = 0; k < sizeof(matches) / sizeof(matches[0]) && !err; k++) {
+		int i = matches[k] / sizeof(int);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0)
+			err = errno == ENOENT ? 0 : -errno;
+		else
+			err = check_layout(i, m->fd[i], false);
 	}
 	if (err) {
 		maps_close(m);

@@ -15,7 +15,8 @@ for k in empty_xdp_ns floor_v4_ns floor_v6_ns xdp_v4_pass_ns xdp_v6_pass_ns tc_v
 	xdp_v6_pass_10k_rules_ns xdp_v4_drop_ns xdp_v6_drop_ns tc_v4_drop_ns tc_v6_drop_ns; do
 	check "per-packet figure $k" jq -e ".micro.per_packet.$k > 0" "$r" >/dev/null
 done
-for k in xdp_v4_drop_over_floor xdp_v4_pass_over_floor xdp_v6_10k_rules_over_one; do
+for k in xdp_v4_drop_over_floor xdp_v4_pass_over_floor xdp_v6_10k_rules_over_one \
+	xdp_v4_1k_matched_pass_over_floor xdp_v4_1k_matched_drop_over_floor; do
 	check "per-packet ratio $k, from interleaved rounds" jq -e ".micro.per_packet.ratios.$k > 0" "$r" >/dev/null
 done
 for k in floor_ns floor_sized_ns tbctl_ns tbctl_10k_rules_ns tbctl_over_floor tbctl_over_sized_floor \
@@ -67,7 +68,7 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 23 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "every target has a measured ratio" jq -e '(.targets | length) == 25 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 7 ]
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]

@@ -84,7 +84,7 @@ check "tbctl <tab>: the commands" bash -c "[[ '$(complete_words 'tbctl ')' == *'
 check "tbctl ru<tab>: rule" [ "$(complete_words 'tbctl ru')" = rule ]
 check "tbctl rule <tab>: set del list" [ "$(complete_words 'tbctl rule ')" = "set del list" ]
 check "tbctl rule set dev x <tab>: its keywords" \
-	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default rate burst cost action scope early horizon total total-burst" ]
+	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport rate burst cost action scope early horizon total total-burst" ]
 check "tbctl attach dev x mode <tab>: the modes" [ "$(complete_words 'tbctl attach dev x mode ')" = "xdp xdpgeneric tc-ingress tc-egress" ]
 check "tbctl show dev <tab>: device names (lo among them)" bash -c "[[ ' $(complete_words 'tbctl show dev ') ' == *' lo '* ]]"
 check "tbctl top dev x sort <tab>: top's columns" [ "$(complete_words 'tbctl top dev x sort ')" = "dropped passed share tokens address rule" ]

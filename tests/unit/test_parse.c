@@ -160,6 +160,65 @@ static void aggregates_are_counted_from_the_mtu(void)
 	CHECK_EQ(tb_headers_len(f.b, f.b + f.len, &pkt), 66, "headers: Ethernet, IPv4, TCP with 12 bytes of options");
 }
 
+static __u64 transport(const struct frame *f, size_t len, int whole)
+{
+	struct tb_pkt pkt = {};
+	int cls = tb_parse(f->b, f->b + len, 0, &pkt);
+
+	if (!CHECK(cls == TB_CLASS_IPV4 || cls == TB_CLASS_IPV6, "an IP frame, class %d", cls))
+		return 0;
+	return tb_l4(f->b, f->b + len, &pkt, cls, whole);
+}
+
+static void ipv4_transport_ports_and_fragments(void)
+{
+	struct frame_opts o = { .payload = 100 }, frag = { .fragment = 1, .payload = 100 };
+	struct frame f;
+
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &o);
+	frame_ports(&f, f.hdr_len, 40000, 53);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "UDP: its ports");
+	f.b[14 + 9] = TB_PROTO_TCP;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_TCP, 1, 53, 40000), "TCP: its ports");
+	f.b[14 + 9] = 1;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(1, 0, 0, 0), "ICMP: no ports");
+	f.b[14 + 9] = TB_PROTO_SCTP;
+	CHECK_EQ(transport(&f, f.hdr_len + 3, 1), TB_L4_MALFORMED, "SCTP cut before its ports, whole: malformed");
+	CHECK_EQ(transport(&f, f.hdr_len + 3, 0), tb_l4_word(TB_PROTO_SCTP, 0, 0, 0),
+		 "past what the hook sees: ports unknown");
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &frag);
+	frame_ports(&f, f.hdr_len, 40000, 53);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 0, 0, 0), "a later fragment: no ports");
+	f.b[14 + 6] = 0x20;
+	f.b[14 + 7] = 0;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "the first fragment: its ports");
+	CHECK_EQ(transport(&f, f.hdr_len, 1), TB_L4_MALFORMED, "the first fragment, cut before its ports");
+}
+
+static void ipv6_transport_past_extension_headers(void)
+{
+	struct frame f;
+	size_t l4;
+
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 0, -1, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "UDP: its ports");
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 2, 0, TB_PROTO_TCP, 40000, 443, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_TCP, 1, 443, 40000),
+		 "past two options headers and a first fragment's: its ports");
+	CHECK_EQ(transport(&f, l4 + 3, 1), TB_L4_MALFORMED, "cut before them: malformed");
+	frame_ipv6_chain(&f, "2001:db8::1", 1, 185, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 0, 0, 0), "a later fragment: no ports");
+	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, 58, 0x8000, 0, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(58, 0, 0, 0), "ICMPv6 past an options header");
+	frame_ipv6_chain(&f, "2001:db8::1", TB_EXT_MAX, -1, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000),
+		 "past %d extension headers: its ports", TB_EXT_MAX);
+	frame_ipv6_chain(&f, "2001:db8::1", TB_EXT_MAX + 1, -1, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(0, 0, 0, 0), "past %d: protocol unknown", TB_EXT_MAX + 1);
+	frame_ipv6_chain(&f, "2001:db8::1", 2, -1, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, 14 + 40 + 12, 1), TB_L4_MALFORMED, "an extension header cut short: malformed");
+}
+
 TEST_LIST(
 	T(neighbour_discovery_is_exempt),
 	T(ipv4_keys_source_and_destination),
@@ -168,6 +227,8 @@ TEST_LIST(
 	T(ipv4_options_fragments_and_bad_headers),
 	T(non_ip_passes),
 	T(aggregates_are_counted_from_the_mtu),
+	T(ipv4_transport_ports_and_fragments),
+	T(ipv6_transport_past_extension_headers),
 );
 
 int main(int argc, char **argv)
