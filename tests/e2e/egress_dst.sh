@@ -2,7 +2,8 @@
 # mode tc-egress key dst on the sending host caps what each destination
 # receives, whichever sources it comes from; under per-/24 and per-/64
 # rules, what each destination group receives together; under a total,
-# what the destinations of a prefix receive together.
+# what the destinations of a prefix receive together; under a port rule,
+# what each destination receives on that port.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -72,6 +73,20 @@ done
 lo=$((RT * SEND_S * 9 / 10))
 hi=$(window_bound "$tmp/sent" $RT $BT $FRAME4)
 check "total: the three received $sum bytes together, bound [$lo, $hi]" between $lo $sum "$hi"
+# A port rule keyed by destination: each destination's UDP to port 9000
+# at 1mbit, beside the rules above.
+RP=125000; BP=15000
+check "a port rule, keyed by destination" \
+	tbs rule set dev "$DEV_S" 198.18.0.0/16 proto udp dport 9000 rate 1mbit burst $BP
+in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
+rpid=$!
+listening "$NS_R" udp 9000
+in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]}" --dst "${dsts[0]}" --seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+wait $rpid
+got=$(($(awk -v d="${dsts[0]}" '$1 == d { print $2 }' "$tmp/recv") * FRAME4))
+lo=$((RP * SEND_S * 9 / 10))
+hi=$(window_bound "$tmp/sent" $RP $BP $FRAME4)
+check "port rule: ${dsts[0]} received $got bytes from 2 sources, bound [$lo, $hi]" between $lo $got "$hi"
 check "detach" tbs detach dev "$DEV_S"
 check "no clsact qdisc left" bash -c "! tc -n $NS_S qdisc show dev $DEV_S | grep -q clsact"
 summary
