@@ -214,7 +214,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_seen s = { .gen = cfg->gen };
 	/* The caches' slot is the key's, which tb_regroup may have made
 	 * a group's, or a match rule's. */
-	__u64 r = tb_regroup_cached(cfg, key, cls, l4);
+	__u64 r = tb_regroup_cached(cfg, key, cls, l4, s.gen);
 	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	int v;
 

@@ -142,13 +142,13 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 	return (__u64)slot << 32 | id;
 }
 
-/* tb_regroup, where this CPU's groupcache holds the answer without a
- * call: a repeat address (or address and port) under a per-/LEN rule or
+/* tb_regroup, where this CPU's groupcache holds the answer for rule-set
+ * generation gen without a call: a repeat address (or address and port) under a per-/LEN rule or
  * a rule with a match costs a compare. Anything else, and every packet
  * where no rule needs resolving first, goes through the global function,
  * so that the verifier sees unknown values on both sides. */
 static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, struct tb_addr *key, int cls,
-					       __u64 l4)
+					       __u64 l4, __u32 gen)
 {
 	__u32 slot = tb_dropcache_slot(key, cfg->slot_seed);
 	struct tb_groupslot *c;
@@ -156,7 +156,7 @@ static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, stru
 	if (!cfg->resolve_first)
 		return tb_regroup(key, cls, l4);
 	c = bpf_map_lookup_elem(&groupcache, &slot);
-	if (!c || c->gen != READ_ONCE(cfg->gen) || c->l4 != l4 || !tb_key_is(&c->addr, key))
+	if (!c || c->gen != gen || c->l4 != l4 || !tb_key_is(&c->addr, key))
 		return tb_regroup(key, cls, l4);
 	*key = c->key;
 	return (__u64)c->ci << 32 | c->id;
