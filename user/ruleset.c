@@ -136,8 +136,9 @@ static bool has_match(const struct tb_rule *r)
 	return r->match.proto != 0;
 }
 
-/* Whether prefix p lies within rule r's prefix (default holds all). */
-static bool within(const struct tb_rule *r, const __u8 family, __u8 len, const __u8 *addr)
+/* Whether the prefix (family, len, addr) lies within rule r's (the
+ * default's holds all). */
+static bool within(const struct tb_rule *r, __u8 family, __u8 len, const __u8 *addr)
 {
 	struct tb_prefix rp;
 	struct tb_addr a = {};
@@ -296,14 +297,15 @@ static int node_point(struct ruleset *rs, const struct tb_node *n, int id)
 
 /* Make the nodes what rs->rules but skip say, after a change of rule
  * changed (NULL: of any), each changed node written to a fresh slot and
- * then published; with write false, only whether they fit: 0, -E2BIG (a
- * node too long) or -ENOSPC (too many nodes). A node outside the
- * changed rule's prefix is as it was. */
+ * then published; with write false, only whether they fit. Returns how
+ * many nodes it wrote or removed, -E2BIG (a node too long) or -ENOSPC
+ * (too many nodes). A node outside the changed rule's prefix is as it
+ * was. */
 static int nodes_sync(struct ruleset *rs, int skip, const struct tb_rule *changed, bool write)
 {
 	static bool wanted[TB_MAX_NODES];
 	static struct matched m;
-	int err, nodes = 0;
+	int err, nodes = 0, written = 0;
 
 	memset(wanted, 0, sizeof(wanted));
 	matched_of(rs, skip, &m);
@@ -337,14 +339,16 @@ static int nodes_sync(struct ruleset *rs, int skip, const struct tb_rule *change
 		rs->node_live[id] = wanted[id] = true;
 		if (at >= 0)
 			rs->node_live[at] = false;
+		written++;
 	}
 	for (int i = 0; write && i < TB_MAX_NODES; i++)
 		if (rs->node_live[i] && !wanted[i]) {
 			if ((err = node_point(rs, &rs->nodes[i], -1)))
 				return err;
 			rs->node_live[i] = false;
+			written++;
 		}
-	return 0;
+	return written;
 }
 
 /* Whether rule r, at slot id, would leave every node within its bounds,
@@ -406,7 +410,7 @@ static int publish(struct ruleset *rs, const struct tb_prefix *p, int id, int sk
 
 	if (p->m.proto) {
 		err = nodes_sync(rs, skip, &rs->rules[id >= 0 ? id : skip], true);
-		return err ? err : bump_gen(rs, rs->cfg.default_rule);
+		return err < 0 ? err : bump_gen(rs, rs->cfg.default_rule);
 	}
 	if (!p->family)
 		return bump_gen(rs, id + 1);
@@ -621,6 +625,10 @@ static int load(struct ruleset *rs, const struct tb_maps *m, bool repair)
 		err = nodes_read(rs);
 	if (!err)
 		err = index_build(rs, repair);
+	/* A change interrupted between nodes leaves some pointing at a slot
+	 * index_build retired, which a later rule may take. */
+	if (!err && repair && rs->m.nodes >= 0 && (err = nodes_sync(rs, -1, NULL, true)) > 0)
+		err = bump_gen(rs, rs->cfg.default_rule);
 	if (err)
 		return err;
 	rs->rules_map_id = info.id;
