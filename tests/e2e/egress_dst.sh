@@ -81,7 +81,8 @@ check "a port rule, keyed by destination" \
 in_r "$TBGEN" recv --by dst --seconds $RECV_LIMIT --idle 0.5 >"$tmp/recv" &
 rpid=$!
 listening "$NS_R" udp 9000
-in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]}" --dst "${dsts[0]}" --seconds $SEND_S --size $PAYLOAD >"$tmp/sent"
+in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]}" --dst "${dsts[0]}" --seconds $SEND_S --size $PAYLOAD --pps 1000 \
+	>"$tmp/sent"
 wait $rpid
 got=$(($(awk -v d="${dsts[0]}" '$1 == d { print $2 }' "$tmp/recv") * FRAME4))
 lo=$((RP * SEND_S * 9 / 10))
