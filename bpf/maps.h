@@ -124,9 +124,10 @@ struct {
  * (tb_dropcache_slot), where some rule is per-/LEN or has a match: while
  * the rule-set generation is still gen, a packet from addr of l4
  * (match.h) has its rule at id (TB_MAX_RULES: none) and its bucket's key
- * is key, whose own cache slot is ci; a flood from one address skips the
- * prefix lookups, the rule and the key's hash (rule.h, tb_regroup). A
- * cache of this program's, never pinned: a load starts it empty. */
+ * is key, whose own cache slot is ci and placement hash h (tb_place); a
+ * flood from one address skips the prefix lookups, the rule and the
+ * key's hashes (rule.h, tb_regroup). A cache of this program's, never
+ * pinned: a load starts it empty. */
 struct tb_groupslot {
 	struct tb_addr addr;
 	struct tb_addr key;
@@ -134,6 +135,7 @@ struct tb_groupslot {
 	__u32 gen;
 	__u32 id;
 	__u32 ci;
+	__u32 h;
 };
 
 struct {

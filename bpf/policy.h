@@ -45,6 +45,7 @@ struct tb_seen {
 	__u32 ci;               /* key's dropcache and denycache slot */
 	int w;                  /* b's way */
 	__u8 tag;               /* its tag when first read: the reads hold while it does */
+	__u8 placed;            /* p.h is key's placement hash, from the groupcache */
 };
 
 #define TB_UNDECIDED -1
@@ -214,7 +215,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	struct tb_seen s = { .gen = cfg->gen };
 	/* The caches' slot is the key's, which tb_regroup may have made
 	 * a group's, or a match rule's. */
-	__u64 r = tb_regroup_cached(cfg, key, cls, l4, s.gen);
+	__u64 r = tb_regroup_cached(cfg, key, cls, l4, s.gen, &s.p.h, &s.placed);
 	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	int v;
 
@@ -227,7 +228,12 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	}
 	/* The set alone: the stripe's lock and the owed[] slot only for the
 	 * charge, which the paths before it spare two lookups. */
-	s.p.s = tb_set_of(cfg, key, ci, &s.p.h);
+	/* Placed as the groupcache had it, but while an older program may
+	 * run (tb_set_of). */
+	if (s.placed && cfg->take_over != TB_TAKE_SHARE)
+		s.p.s = tb_set_at(cfg, s.p.h);
+	else
+		s.p.s = tb_set_of(cfg, key, ci, &s.p.h);
 	if (!s.p.s)
 		return TB_PASS;
 	v = tb_admitted_by_credit(st, cfg, key, &s, len, pkts);

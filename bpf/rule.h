@@ -8,6 +8,7 @@
 #include "group.h"
 #include "match.h"
 #include "parse.h"
+#include "place.h"
 #include "table.h"
 
 /* A rules[] slot not resolved yet (tb_resolve). */
@@ -139,16 +140,20 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 	c->key = *key;
 	c->id = id;
 	c->ci = slot;
+	/* Through this CPU's placecache, which the caller then finds the
+	 * key in: a new key's SipHash is computed once. */
+	c->h = tb_place(cfg, key, slot);
 	return (__u64)slot << 32 | id;
 }
 
 /* tb_regroup, where this CPU's groupcache holds the answer for rule-set
- * generation gen without a call: a repeat address (or address and port) under a per-/LEN rule or
+ * generation gen without a call, and then the key's placement hash too
+ * (*h, and *placed set): a repeat address (or address and port) under a per-/LEN rule or
  * a rule with a match costs a compare. Anything else, and every packet
  * where no rule needs resolving first, goes through the global function,
  * so that the verifier sees unknown values on both sides. */
 static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, struct tb_addr *key, int cls,
-					       __u64 l4, __u32 gen)
+					       __u64 l4, __u32 gen, __u32 *h, __u8 *placed)
 {
 	__u32 slot = tb_dropcache_slot(key, cfg->slot_seed);
 	struct tb_groupslot *c;
@@ -159,6 +164,8 @@ static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, stru
 	if (!c || c->gen != gen || c->l4 != l4 || !tb_key_is(&c->addr, key))
 		return tb_regroup(key, cls, l4);
 	*key = c->key;
+	*h = c->h;
+	*placed = 1;
 	return (__u64)c->ci << 32 | c->id;
 }
 
