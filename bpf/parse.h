@@ -163,8 +163,7 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 	return TB_CLASS_NONIP;
 }
 
-/* A packet's transport as rules with a match read it, in one word
- * (match.h, tb_l4_word). */
+/* tb_l4's answer for a whole frame that ends inside a header it reads. */
 #define TB_L4_MALFORMED (~0ULL)
 
 /* The walk to IPv6's transport header stops past TB_L4_WALK_MAX bytes
