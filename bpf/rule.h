@@ -14,6 +14,22 @@
 /* A rules[] slot not resolved yet (tb_resolve). */
 #define TB_UNRESOLVED 0xffffffffu
 
+/* The value of the longest prefix holding address a (of class cls) in
+ * the trie of its family, v4 or v6; 0: none. */
+static __always_inline __u32 *tb_lpm_lookup(void *v4, void *v6, const struct tb_addr *a, int cls)
+{
+	if (cls == TB_CLASS_IPV4) {
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
+
+		return bpf_map_lookup_elem(v4, &k);
+	} else {
+		struct tb_lpm_v6 k = { .prefixlen = 128 };
+
+		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
+		return bpf_map_lookup_elem(v6, &k);
+	}
+}
+
 /* The rule at slot *id, or, while *id is TB_UNRESOLVED, at the longest
  * matching prefix's, falling back to the default rule. */
 static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
@@ -24,16 +40,7 @@ static __always_inline struct tb_rule *tb_resolve(const struct tb_config *cfg,
 
 	if (*id != TB_UNRESOLVED)
 		goto found;
-	if (cls == TB_CLASS_IPV4) {
-		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
-
-		hit = bpf_map_lookup_elem(&prefixes_v4, &k);
-	} else {
-		struct tb_lpm_v6 k = { .prefixlen = 128 };
-
-		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
-		hit = bpf_map_lookup_elem(&prefixes_v6, &k);
-	}
+	hit = tb_lpm_lookup(&prefixes_v4, &prefixes_v6, a, cls);
 	if (hit)
 		*id = *hit;
 	else if (cfg->default_rule)
@@ -53,20 +60,10 @@ found:
 static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const struct tb_addr *a, int cls,
 					      const __u64 *l4, int plen1)
 {
+	__u32 *hit = tb_lpm_lookup(&matches_v4, &matches_v6, a, cls), slot;
 	struct tb_node *n;
-	__u32 *hit, slot;
 	int i;
 
-	if (cls == TB_CLASS_IPV4) {
-		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };
-
-		hit = bpf_map_lookup_elem(&matches_v4, &k);
-	} else {
-		struct tb_lpm_v6 k = { .prefixlen = 128 };
-
-		__builtin_memcpy(k.addr, a->w, sizeof(k.addr));
-		hit = bpf_map_lookup_elem(&matches_v6, &k);
-	}
 	if (hit)
 		slot = *hit;
 	else if (cfg->default_node)

@@ -1,24 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* group.h: the keys of per-/LEN buckets, at every length, on the host. */
-#include <arpa/inet.h>
 #include "group.h"
+#include "../addrs.h"
 #include "../check.h"
-
-static struct tb_addr v4(const char *s)
-{
-	struct tb_addr a = { .w = { 0, 0, htonl(0xffff) } };
-
-	inet_pton(AF_INET, s, &a.w[3]);
-	return a;
-}
-
-static struct tb_addr v6(const char *s)
-{
-	struct tb_addr a;
-
-	inet_pton(AF_INET6, s, a.w);
-	return a;
-}
 
 /* The first len bits of the n-bit big-endian value at p, the rest 0. */
 static void mask_bits(__u8 *p, int n, int len)

@@ -1,27 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* match.h: which rule with a match a packet takes, and the keys of its
  * buckets, on the host. */
-#include <arpa/inet.h>
 #include "match.h"
+#include "../addrs.h"
 #include "../check.h"
 
 static const __u64 secret[2] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
-
-static struct tb_addr v4(const char *s)
-{
-	struct tb_addr a = { .w = { 0, 0, htonl(0xffff) } };
-
-	inet_pton(AF_INET, s, &a.w[3]);
-	return a;
-}
-
-static struct tb_addr v6(const char *s)
-{
-	struct tb_addr a;
-
-	inet_pton(AF_INET6, s, a.w);
-	return a;
-}
 
 static struct tb_node_entry entry(__u8 proto, int dlo, int dhi, int plen1, __u16 rule)
 {
