@@ -79,41 +79,35 @@ static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const
 
 /* Where some rule is per-/LEN or has a match (tb_config.resolve_first),
  * a packet's rule (from its address and transport, l4) says which key
- * its bucket has, so it is resolved first (or taken from this CPU's
- * groupcache): key becomes its group's, and a match rule's (match.h).
- * Returns the rule's slot (TB_MAX_RULES: none; TB_UNRESOLVED where no
- * rule needs resolving first: a bucket's cached rule spares the lookup
- * there), and above it the cache slot of the key (tb_dropcache_slot),
- * which the caller would otherwise hash again. Global, so the verifier
- * checks it once and goes on with one unknown result: with a constant on
- * one side, 6.1's verifier walked tb_tc 629K instructions, 494K without
- * (and the program was slower). */
-__attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l4)
+ * its bucket has, so it is resolved first, and kept in this CPU's
+ * groupcache at slot, the address's cache slot (tb_dropcache_slot): key
+ * becomes its group's, and a match rule's (match.h). Returns the rule's
+ * slot (TB_MAX_RULES: none; TB_UNRESOLVED where no rule needs resolving
+ * first: a bucket's cached rule spares the lookup there), and above it
+ * the cache slot of the key. Global, so the verifier checks it once and
+ * goes on with one unknown result: with a constant on one side, 6.1's
+ * verifier walked tb_tc 629K instructions, 494K without (and the program
+ * was slower). */
+__attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l4, __u32 slot)
 {
-	__u32 zero = 0, id = TB_UNRESOLVED, slot, gen;
+	__u32 zero = 0, id = TB_UNRESOLVED;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	struct tb_groupslot *c;
 	struct tb_rule *rule;
 
 	if (!key || !cfg)
 		return TB_MAX_RULES;
-	slot = tb_dropcache_slot(key, cfg->slot_seed);
 	if (!cfg->resolve_first)
 		return (__u64)slot << 32 | TB_UNRESOLVED;
-	gen = READ_ONCE(cfg->gen);
 	c = bpf_map_lookup_elem(&groupcache, &slot);
 	if (!c)
 		return TB_MAX_RULES;
-	if (c->gen == gen && c->l4 == l4 && tb_key_is(&c->addr, key)) {
-		*key = c->key;
-		return (__u64)c->ci << 32 | c->id;
-	}
-	/* gen was read before the prefixes: a change published meanwhile
+	/* gen is read before the prefixes: a change published meanwhile
 	 * has bumped the generation past the one stored. Stored first, so
 	 * that the lookups keep fewer values live (the stack is tight). */
+	c->gen = READ_ONCE(cfg->gen);
 	c->addr = *key;
 	c->l4 = l4;
-	c->gen = gen;
 	rule = tb_resolve(cfg, key, cls, &id);
 	if (cfg->match_reads) {
 		__u32 m = tb_resolve_match(cfg, key, cls, &c->l4,
@@ -126,13 +120,13 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 				rule = 0;
 		}
 	}
-	if (!rule)
-		id = TB_MAX_RULES;
 	if (rule) {
 		if (rule->scope == TB_SCOPE_GROUP)
 			tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
 		tb_class_key(key, tb_rule_class(rule), cfg->place_key);
 		slot = tb_dropcache_slot(key, cfg->slot_seed);
+	} else {
+		id = TB_MAX_RULES;
 	}
 	c->key = *key;
 	c->id = id;
@@ -143,12 +137,13 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 	return (__u64)slot << 32 | id;
 }
 
-/* tb_regroup, where this CPU's groupcache holds the answer for rule-set
- * generation gen without a call, and then the key's placement hash too
- * (*h, and *placed set): a repeat address (or address and port) under a per-/LEN rule or
- * a rule with a match costs a compare. Anything else, and every packet
- * where no rule needs resolving first, goes through the global function,
- * so that the verifier sees unknown values on both sides. */
+/* tb_regroup without a call where this CPU's groupcache holds the answer
+ * for rule-set generation gen, with the key's placement hash too (*h,
+ * and *placed set): a repeat address (or address and port) under a
+ * per-/LEN rule or a rule with a match costs a compare. Anything else,
+ * and every packet where no rule needs resolving first, goes through the
+ * global function, so that the verifier sees unknown values on both
+ * sides. */
 static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, struct tb_addr *key, int cls,
 					       __u64 l4, __u32 gen, __u32 *h, __u8 *placed)
 {
@@ -156,10 +151,10 @@ static __always_inline __u64 tb_regroup_cached(const struct tb_config *cfg, stru
 	struct tb_groupslot *c;
 
 	if (!cfg->resolve_first)
-		return tb_regroup(key, cls, l4);
+		return tb_regroup(key, cls, l4, slot);
 	c = bpf_map_lookup_elem(&groupcache, &slot);
 	if (!c || c->gen != gen || c->l4 != l4 || !tb_key_is(&c->addr, key))
-		return tb_regroup(key, cls, l4);
+		return tb_regroup(key, cls, l4, slot);
 	*key = c->key;
 	*h = c->h;
 	*placed = 1;
