@@ -100,6 +100,16 @@ static __always_inline void tb_class_key(struct tb_addr *key, __u32 class, const
 	}
 }
 
+/* The key of address key's (of family v6 or IPv4) bucket under rule r:
+ * its group's under a per-/LEN rule, carrying r's class. */
+static __always_inline void tb_rule_key(struct tb_addr *key, const struct tb_rule *r, int v6,
+					const __u64 secret[2])
+{
+	if (r->scope == TB_SCOPE_GROUP)
+		tb_group_key(key, v6, r->group_len);
+	tb_class_key(key, tb_rule_class(r), secret);
+}
+
 /* The class an IPv4 or group key carries (0: none). An IPv6 address's
  * cannot be told from its key: its bucket's rule says it. */
 static __always_inline __u32 tb_key_class(const struct tb_addr *key)

@@ -121,9 +121,7 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 		}
 	}
 	if (rule) {
-		if (rule->scope == TB_SCOPE_GROUP)
-			tb_group_key(key, cls == TB_CLASS_IPV6, rule->group_len);
-		tb_class_key(key, tb_rule_class(rule), cfg->place_key);
+		tb_rule_key(key, rule, cls == TB_CLASS_IPV6, cfg->place_key);
 		slot = tb_dropcache_slot(key, cfg->slot_seed);
 	} else {
 		id = TB_MAX_RULES;

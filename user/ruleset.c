@@ -9,7 +9,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
-#include "group.h"
 #include "match.h"
 #include "ruleset.h"
 
@@ -814,8 +813,8 @@ int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const stru
 	int id = ruleset_rule_of(rs, m, a, NULL, 0);
 
 	*key = *a;
-	if (id >= 0 && rs->rules[id].scope == TB_SCOPE_GROUP)
-		tb_group_key(key, !addr_is_v4(a), rs->rules[id].group_len);
+	if (id >= 0)
+		tb_rule_key(key, &rs->rules[id], !addr_is_v4(a), rs->cfg.place_key);
 	return id;
 }
 

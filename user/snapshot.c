@@ -2,7 +2,6 @@
 /* One read of a device's buckets for show, top and the metrics. */
 #include <errno.h>
 #include <string.h>
-#include "group.h"
 #include "match.h"
 #include "snapshot.h"
 
@@ -76,9 +75,7 @@ int snapshot_matched(struct snapshot *sn, const struct tb_addr *a,
 		rule_prefix(r, &p);
 		if (!prefix_contains(&p, a))
 			continue;
-		if (r->scope == TB_SCOPE_GROUP)
-			tb_group_key(&key, !addr_is_v4(a), r->group_len);
-		tb_class_key(&key, tb_rule_class(r), sn->cfg.place_key);
+		tb_rule_key(&key, r, !addr_is_v4(a), sn->cfg.place_key);
 		err = bucket_get(sn->m, &sn->pending.cfg, &key, &b);
 		if (err == -ENOENT)
 			continue;

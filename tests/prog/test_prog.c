@@ -15,7 +15,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
-#include "group.h"
 #include "match.h"
 #include "hook.h"
 #include "tb.skel.h"
@@ -880,9 +879,7 @@ static __u64 passed_under(const char *addr, int id)
 	struct tb_addr k;
 
 	addr_parse(addr, &k);
-	if (r->scope == TB_SCOPE_GROUP)
-		tb_group_key(&k, r->family == 6, r->group_len);
-	tb_class_key(&k, tb_rule_class(r), rs->cfg.place_key);
+	tb_rule_key(&k, r, r->family == 6, rs->cfg.place_key);
 	return read_key_as_tbctl(&k, &b) ? b.c.passed_packets : 0;
 }
 
