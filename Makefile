@@ -29,13 +29,13 @@ TB_CFLAGS = $(CPPFLAGS) $(CFLAGS) -DTBCTL_VERSION='"$(VERSION)"' $(ABI_FLAGS) -f
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
 DEPFLAGS = -MMD -MP
-LDLIBS  := -lbpf -lelf -lz -lmnl
+LDLIBS  := -lbpf -lelf -lz -lmnl -lhiredis
 
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
-	   user/hook.c user/snapshot.c
+	   user/hook.c user/snapshot.c user/store.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c user/dispatch.c user/keywords.c \
-	     user/attached.c user/cmd_status.c
+	     user/attached.c user/cmd_status.c user/cmd_fleet.c user/agent.c
 OBJ     := $(BUILD)/obj
 LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
@@ -43,7 +43,9 @@ TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
 	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table $(BUILD)/tests/test_place $(BUILD)/tests/test_group \
-	   $(BUILD)/tests/test_match
+	   $(BUILD)/tests/test_match $(BUILD)/tests/test_fleet
+# Against a redis-server it starts: a test of make test, not of make unit.
+STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 
@@ -52,7 +54,7 @@ TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
 .DELETE_ON_ERROR:
-all: $(TBCTL) $(UNIT) $(PROG) $(TOOLS)
+all: $(TBCTL) $(UNIT) $(STORE_TEST) $(PROG) $(TOOLS)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@
@@ -130,7 +132,7 @@ install: $(TBCTL)
 	install -D -m 0644 dist/tbctl.8 $(DESTDIR)$(MANDIR)/man8/tbctl.8
 	install -D -m 0644 dist/tbctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tbctl
 	install -d $(DESTDIR)$(UNITDIR)
-	for u in tbctl@.service tbctl-exporter.service; do \
+	for u in tbctl@.service tbctl-exporter.service tbctl-fleet@.service; do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' dist/$$u >$(DESTDIR)$(UNITDIR)/$$u; done
 	install -D -m 0644 dist/example.conf $(DESTDIR)$(PREFIX)/share/doc/tbctl/example.conf
 

@@ -71,6 +71,34 @@ struct {
 	__type(value, struct tb_shared);
 } shared SEC(".maps");
 
+/* Fleet keys this host has seen (fleet.h), as many as the table has
+ * addresses (set by tbctl at load). Not preallocated: the agent deletes
+ * idle keys while a CPU may still hold one, which a preallocated map
+ * would hand to another key at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TB_DEFAULT_MAX_ADDRS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tb_fleet_key);
+	__type(value, struct tb_fleet_entry);
+} fleet SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_fleet_state);
+} fleetstate SEC(".maps");
+
+/* The agent's operations for tb_fleet_apply; never pinned: each agent
+ * run loads its own copy of the program with it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_FLEET_OPS);
+	__type(key, __u32);
+	__type(value, struct tb_fleet_opslot);
+} fleetops SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TB_LOCK_STRIPES);
@@ -195,6 +223,23 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tb_total_scratch);
 } totalscratch SEC(".maps");
+
+/* Scratch, per CPU and never pinned: a fleet key, the entry a new key
+ * starts from, and the terms of the refund a refusal makes (fleet.h).
+ * The entry as words: a per-CPU value may hold no spin lock. */
+struct tb_fleet_scratch {
+	struct tb_terms t;
+	struct tb_fleet_key k;
+	__u64 e[sizeof(struct tb_fleet_entry) / 8];
+	struct tb_addr key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_fleet_scratch);
+} fleetscratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

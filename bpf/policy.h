@@ -8,7 +8,7 @@
 
 #include "caches.h"
 #include "migrate.h"
-#include "total.h"
+#include "fleet.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
  * per client) instead of the source. */
@@ -17,10 +17,12 @@ const volatile __u8 tb_key_dst = 0;
  * there can action shape delay a packet. */
 const volatile __u8 tb_egress = 0;
 
-static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struct tb_terms *t,
-					    __u64 now, __u64 len, __u32 pkts, __u64 *depart)
+/* A shared bucket's charge: rule (slot id) is its, of scope shared. */
+static __always_inline int tb_shared_charge(struct tb_stats *st, const struct tb_rule *rule, __u32 id,
+					    struct tb_terms *t, __u64 now, __u64 len, __u32 pkts, __u64 *depart)
 {
-	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &id);
+	__u32 slot = rule->shared;
+	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &slot);
 	int out;
 
 	if (!sh)
@@ -29,6 +31,8 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, __u32 id, struc
 	bpf_spin_lock(&sh->lock);
 	out = tb_account(&sh->b, t, now, len, pkts, depart);
 	bpf_spin_unlock(&sh->lock);
+	if (out <= TB_DELAYED && rule->fleet)
+		return tb_charge_fleet(0, 0, id, len, tb_total_packet(pkts, t->ect, t->can_delay, out, 0));
 	return tb_count(st, out, t->action, len, pkts);
 }
 
@@ -137,7 +141,7 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
  * changed hands), or a new bucket is made, charged and given a way.
  * During a take-over, a bucket still in the older table is moved first.
  * A packet that passes under a rule with a total is charged there too,
- * which counts it. */
+ * which counts it, and so is one under a fleet rule to its fleet key. */
 static __always_inline int tb_charged(struct tb_stats *st, const struct tb_config *cfg,
 				      const struct tb_addr *key, struct tb_seen *s, struct tb_terms *t,
 				      __u64 now, __u64 len, __u32 pkts, __u64 *depart)
@@ -200,6 +204,12 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 			tb_total_departure(depart);
 		return out;
 	}
+	if (out <= TB_DELAYED && s->rule->fleet) {
+		const __u64 *k = (const __u64 *)key;
+
+		return tb_charge_fleet(k[0], k[1], s->id, len,
+				       tb_total_packet(pkts, t->ect, t->can_delay, out, s->p.h));
+	}
 	return tb_count(st, out, t->action, len, pkts);
 }
 
@@ -259,7 +269,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		}
 		tb_terms_of(s.rule, len, pkts, t);
 		if (s.rule->scope == TB_SCOPE_SHARED)
-			return tb_shared_charge(st, s.rule->shared, t, now, len, pkts, depart);
+			return tb_shared_charge(st, s.rule, id, t, now, len, pkts, depart);
 	}
 	if (!tb_place_lock(cfg, &s.p))
 		return TB_PASS;

@@ -178,8 +178,9 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, _
 	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
 	t->action = rule->action;
 	t->horizon_ns = rule->horizon_ns;
-	/* Credit admits without the lock, and so without a total's charge. */
-	t->credit = !rule->total.rate && rule->burst >> TB_CREDIT_SHIFT <= TB_CREDIT_UNSPENT_MAX ?
+	/* Credit admits without the lock, and so without a total's or a
+	 * fleet key's charge. */
+	t->credit = !rule->total.rate && !rule->fleet && rule->burst >> TB_CREDIT_SHIFT <= TB_CREDIT_UNSPENT_MAX ?
 		    rule->burst >> TB_CREDIT_SHIFT : 0;
 }
 

@@ -273,4 +273,46 @@ int tb_migrate(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* One of the agent's operations on a key's credit (struct tb_fleet_opslot).
+ * A grant over a lease that ran out first takes the old credit away: the
+ * store has counted it as spent once the lease ended, and it must never
+ * be spendable again. The credit is added before the lease is written, so
+ * no packet spends new credit under an old lease, or old under a new. */
+static long fleet_op(__u32 i, void *ctx)
+{
+	struct tb_fleet_opslot *o = bpf_map_lookup_elem(&fleetops, &i);
+	struct tb_fleet_entry *e;
+
+	if (!o)
+		return 1;
+	e = bpf_map_lookup_elem(&fleet, &o->k);
+	o->done = e != 0;
+	if (!e)
+		return 0;
+	if (o->op == TB_FLEET_TAKE) {
+		o->amount = tb_credit_take(&e->credit);
+	} else if (o->op == TB_FLEET_GRANT) {
+		if (bpf_ktime_get_ns() >= READ_ONCE(e->expires_ns))
+			tb_credit_take(&e->credit);
+		__sync_fetch_and_add(&e->credit, o->amount);
+		WRITE_ONCE(e->expires_ns, o->expires_ns);
+	}
+	return 0;
+}
+
+/* Not a hook: the fleet agent (user/agent.c) runs it through
+ * BPF_PROG_TEST_RUN to grant credit and take it back, which must be atomic
+ * against the datapath's spending. */
+SEC("xdp")
+int tb_fleet_apply(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	struct tb_fleet_req *req = data;
+
+	if ((void *)(req + 1) > data_end || req->n > TB_FLEET_OPS)
+		return XDP_ABORTED;
+	bpf_loop(req->n, fleet_op, 0, 0);
+	return XDP_PASS;
+}
+
 char LICENSE[] SEC("license") = "GPL";

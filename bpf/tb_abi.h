@@ -155,7 +155,12 @@ struct tb_rule {
 	 * none. */
 	struct tb_rate total;
 	struct tb_match match;
-	__u8 pad2[4];
+	__u8 fleet;         /* charged to a fleet-wide key as well (fleet.h) */
+	__u8 pad2[3];
+	/* fleet: what this host may admit of a key on its own, without the
+	 * store's credit (rate 0: nothing). */
+	struct tb_rate share;
+	__u64 share_burst;  /* units, as configured */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -595,6 +600,82 @@ struct tb_node {
 	struct tb_node_entry e[TB_NODE_ENTRIES];
 };
 
+/* fleet[] key: a bucket's key (an address, a group's key, or zero for a
+ * shared bucket) and its rule's shared[] slot, which the rule keeps across
+ * changes. */
+struct tb_fleet_key {
+	struct tb_addr key;
+	__u32 rule;
+	__u32 pad;
+};
+
+/* fleet[] value: what this host may spend of one fleet-wide key. Made by
+ * the datapath on the key's first packet, its static share full; credit
+ * is granted by the store, through the agent (tbctl fleet run), which
+ * also deletes idle keys (user/agent.c). */
+struct tb_fleet_entry {
+	struct bpf_spin_lock lock;      /* the share's level */
+	__u32 pad;
+	struct tb_level share;
+	/* Units the store granted and no packet spent yet: taken by atomic
+	 * subtraction (fleet.h), given and taken back by tb_fleet_apply. It
+	 * may dip below zero for the instant a spend that did not fit is
+	 * undone. */
+	__s64 credit;
+	__u64 expires_ns;       /* the credit's lease: void from then on */
+	/* Cumulative units, read by the agent for the key's demand. */
+	__u64 spent;            /* from credit */
+	__u64 share_spent;      /* from the share */
+	__u64 refused;          /* refused for want of either */
+	__u64 last_ns;          /* latest packet */
+};
+
+/* fleetops[] value: one operation of tb_fleet_apply on a key's credit. */
+enum tb_fleet_op {
+	TB_FLEET_GRANT = 1,     /* add amount to the credit; the lease until expires_ns */
+	TB_FLEET_TAKE = 2,      /* take the unspent credit back: amount out */
+};
+
+#define TB_FLEET_OPS 256
+
+struct tb_fleet_opslot {
+	struct tb_fleet_key k;
+	__s64 amount;
+	__u64 expires_ns;
+	__u32 op;               /* enum tb_fleet_op */
+	__u32 done;             /* out: 1 when the key was found */
+};
+
+/* tb_fleet_apply's packet: apply fleetops[0..n). Padded past an
+ * Ethernet header, the least test runs of XDP programs take. */
+struct tb_fleet_req {
+	__u32 n;
+	__u32 pad[3];
+};
+
+/* fleetstate[0]: the agent's state, for status, the metrics and the
+ * datapath. Written by the agent alone. */
+struct tb_fleet_state {
+	__u32 pid;              /* the agent's; 0: none has run */
+	/* The store is unreachable and fallback is closed: keys get no
+	 * static share. */
+	__u8 share_off;
+	__u8 reachable;
+	__u8 pad[2];
+	__u64 heartbeat_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) of the agent's latest round */
+	__u64 rtt_ns;           /* latest store round trip */
+	__u64 last_grant_ns;    /* latest round that granted something */
+	__u64 calls;
+	__u64 errors;
+	__u64 granted;          /* units, cumulative */
+	__u64 returned;
+	__u64 keys;             /* fleet[] entries at the latest round */
+	char store[96];         /* host:port */
+	char fleet[32];         /* the fleet's name */
+	char epoch[48];         /* the store's epoch */
+	char error[128];        /* the latest error; empty once a call succeeds */
+};
+
 /* The phases of an upgrade that moves the per-address table into a new
  * one (user/upgrade.c, bpf/migrate.h), each entered once the one before
  * has settled. */
@@ -672,6 +753,8 @@ struct tb_stats {
 	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
 	__u64 allowed_packets;        /* of passed_*: by an action pass rule, uncharged */
 	__u64 allowed_bytes;
+	__u64 fleet_refused_packets;  /* of dropped_*: the fleet key had no share or credit left */
+	__u64 fleet_full_packets;     /* of those: no room in fleet[] for a new key */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next_packets;
 #endif
@@ -717,6 +800,8 @@ struct tb_reset_req {
 	X(placecache, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct tb_placeslot, 1)       \
 	X(matches_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, __u32, 0)            \
 	X(matches_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32, 0)            \
-	X(nodes, BPF_MAP_TYPE_ARRAY, __u32, struct tb_node, 0)
+	X(nodes, BPF_MAP_TYPE_ARRAY, __u32, struct tb_node, 0)                      \
+	X(fleet, BPF_MAP_TYPE_HASH, struct tb_fleet_key, struct tb_fleet_entry, 1)  \
+	X(fleetstate, BPF_MAP_TYPE_ARRAY, __u32, struct tb_fleet_state, 0)
 
 #endif

@@ -28,6 +28,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/policing.sh]=80
 	[tests/e2e/groups.sh]=80
 	[tests/e2e/totals.sh]=60
+	[tests/e2e/fleet.sh]=90
 	[tests/e2e/matches.sh]=80
 	[tests/e2e/spoof.sh]=45
 	[tests/e2e/tcp.sh]=45
@@ -69,5 +70,6 @@ nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
 run_suites "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
-	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_prog" \
+	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match" \
+	"$B/tests/test_fleet" "$B/tests/test_store" "$B/tests/test_prog" \
 	beside_vm no_timing

@@ -15,12 +15,13 @@ set -euo pipefail
 # scrapes in the tests; ncurses: top's screen; groff, man-db, systemd:
 # checking the installed man page and unit (systemd-analyze verify);
 # debhelper, dpkg-dev, lintian, git: the Debian package (make deb) and its
-# check.
+# check; libhiredis: the fleet agent's Redis client; redis-server (and its
+# redis-cli): the store the fleet tests start on loopback.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
 	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time
 	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd
-	  debhelper dpkg-dev lintian git)
+	  debhelper dpkg-dev lintian git libhiredis-dev redis-server)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -34,7 +35,7 @@ if ((${#missing[@]})); then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
-	# Packaged services (prometheus) are not started: the tests run
+	# Packaged services (prometheus, redis-server) are not started: the tests run
 	# their own, on loopback, and stop it.
 	policy=/usr/sbin/policy-rc.d
 	if [[ ! -e $policy ]]; then

@@ -9,6 +9,7 @@
 #include "output.h"
 #include "qdisc.h"
 #include "state.h"
+#include "store.h"
 #include "tbctl.h"
 #include "units.h"
 
@@ -128,6 +129,46 @@ static int parse_total(const struct kw *kws, struct rule_spec *s)
 	return parse_burst(b, "total-burst", s, s->total_rate, &s->total_burst);
 }
 
+/* fleet on [share RATE [share-burst SIZE]]: a fleet-wide key as well,
+ * of which this host may admit share on its own. The store does its
+ * arithmetic in Lua's doubles, exact to 2^53: rate and burst must stay
+ * within what its micro-unit sums hold (user/store.c). */
+static int parse_fleet(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "fleet"), *sh = kw_get(kws, "share"), *b = kw_get(kws, "share-burst");
+	char err[160];
+	int c;
+
+	if (v && (c = choose("rule set", "fleet", v, on_off)) < 0)
+		return EXIT_USAGE;
+	s->fleet = v ? c : 0;
+	if (!s->fleet)
+		return sh || b ? usage_error("rule set", "share and share-burst need \"fleet on\"") : 0;
+	if (s->total_rate)
+		return usage_error("rule set", "fleet on with a total: make the total a rule of scope shared "
+				   "with fleet on instead");
+	if (s->rate > FLEET_RATE_MAX || s->burst > FLEET_BURST_MAX)
+		return usage_error("rule set", "fleet on: rate and burst are at most %llu units/s and %llu "
+				   "units (the store's exact range)", FLEET_RATE_MAX, FLEET_BURST_MAX);
+	if (!sh)
+		return b ? usage_error("rule set", "share-burst needs \"share RATE\"") : 0;
+	if (parse_rate(sh, s->cost == TB_COST_PACKETS, &s->share_rate, err, sizeof(err)))
+		return usage_error("rule set", "share: %s", err);
+	if (s->share_rate > s->rate)
+		return usage_error("rule set", "share %s is above rate %s: a host's share is part of the "
+				   "key's rate", sh, kw_get(kws, "rate"));
+	if (!b) {
+		/* The burst in proportion, at least a full frame. */
+		__u64 floor = s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME;
+
+		s->share_burst = (__u64)((unsigned __int128)s->burst * s->share_rate / s->rate);
+		if (s->share_burst < floor)
+			s->share_burst = floor;
+		return 0;
+	}
+	return parse_burst(b, "share-burst", s, s->share_rate, &s->share_burst);
+}
+
 /* proto, dport, sport: with the prefix, what names the rule. */
 static int parse_match(const char *cmd, const struct kw *kws, struct tb_prefix *p)
 {
@@ -147,7 +188,7 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 {
 	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "rate" }, { "burst" }, { "cost" },
 			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
-			    { 0 } };
+			    { "fleet" }, { "share" }, { "share-burst" }, { 0 } };
 	const char *prefix = NULL, *v;
 	struct rule_spec *s = &a->spec;
 	char err[160];
@@ -191,9 +232,9 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 		return usage_error("rule set", "missing \"rate RATE\"");
 	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->rate, err, sizeof(err)))
 		return usage_error("rule set", "%s", err);
-	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)))
+	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)) || (rc = parse_total(kws, s)))
 		return rc;
-	return parse_total(kws, s);
+	return parse_fleet(kws, s);
 }
 
 static int rule_error(const struct cmd_args *a, int err)
@@ -314,6 +355,12 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		rate_words(r->total.rate, r->total_burst, pk, exact, rate, burst, sizeof(rate));
 		fprintf(f, " total %s total-burst %s", rate, burst);
 	}
+	if (r->fleet)
+		fputs(" fleet on", f);
+	if (r->share.rate) {
+		rate_words(r->share.rate, r->share_burst, pk, exact, rate, burst, sizeof(rate));
+		fprintf(f, " share %s share-burst %s", rate, burst);
+	}
 }
 
 static void rule_json(const struct tb_rule *r, struct json_object *arr)
@@ -355,6 +402,12 @@ static void rule_json(const struct tb_rule *r, struct json_object *arr)
 	if (r->total.rate) {
 		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
 		json_add_u64(o, pk ? "total_burst_packets" : "total_burst_bytes", r->total_burst);
+	}
+	if (r->fleet)
+		json_object_object_add(o, "fleet", json_object_new_boolean(true));
+	if (r->share.rate) {
+		json_add_u64(o, pk ? "share_rate_packets_per_sec" : "share_rate_bytes_per_sec", r->share.rate);
+		json_add_u64(o, pk ? "share_burst_packets" : "share_burst_bytes", r->share_burst);
 	}
 	json_object_array_add(arr, o);
 }
@@ -416,7 +469,7 @@ const struct command cmd_rule_set = {
 	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
 	"{rate RATE [burst SIZE] [cost bytes|packets] "
 	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
-	"[total RATE [total-burst SIZE]] | action pass}",
+	"[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
 	true, CAPS_READ,
 };
 const struct command cmd_rule_del = {

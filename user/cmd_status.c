@@ -82,9 +82,11 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 	struct json_object *arr = sc->arr;
 	static struct ruleset rs;
 	struct status_count cnt = {};
+	struct tb_fleet_state fs = {};
 	struct tb_config cfg;
 	struct tb_maps m;
-	int rules = 0, paced, err;
+	int rules = 0, fleet_rules = 0, paced, err;
+	__u32 zero = 0;
 	char state[160], name[IF_NAMESIZE] = "";
 	bool moved = false;
 	__u32 id = 0;
@@ -117,6 +119,8 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		err = buckets_foreach(&m, count_bucket, &cnt);
 	if (!err)
 		id = pins_prog(dev, &cfg, m.config, &moved);
+	if (!err && bpf_map_lookup_elem(m.fleetstate, &zero, &fs))
+		err = -errno;
 	maps_close(&m);
 	if (err) {
 		char msg[128];
@@ -128,8 +132,10 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		return status_half(dev, "its config not written yet",
 				   "an attach was interrupted before its config was written "
 				   "(tbctl attach finishes it, tbctl detach removes it)", settle, arr);
-	for (int i = 0; i < TB_MAX_RULES; i++)
+	for (int i = 0; i < TB_MAX_RULES; i++) {
 		rules += rs.rules[i].in_use;
+		fleet_rules += rs.rules[i].in_use && rs.rules[i].fleet;
+	}
 	/* Shape rules only set departure times: fq must still be the one
 	 * to keep them, whatever has been done to the qdiscs since. */
 	paced = shape_paced(dev, &cfg, &rs);
@@ -167,12 +173,19 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 		json_add_str(o, "placement", cfg.place == TB_PLACE_SIPHASH ? "siphash" : "mix");
 		if (paced >= 0)
 			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
+		if (fleet_rules || fs.heartbeat_ns)
+			fleet_status(&fs, o);
 		json_object_array_add(arr, o);
 	} else {
 		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
 		       mode_names[cfg.mode], key_names[cfg.key], state,
 		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
 		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
+		if (fleet_rules && !fs.heartbeat_ns)
+			printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
+			       fleet_rules, fleet_rules == 1 ? "" : "s", dev);
+		else if (fleet_rules || fs.heartbeat_ns)
+			fleet_status(&fs, NULL);
 	}
 	return 0;
 }

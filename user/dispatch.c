@@ -13,6 +13,7 @@ static const struct command *const commands[] = {
 	&cmd_show, &cmd_stats, &cmd_reset,
 	&cmd_save, &cmd_apply,
 	&cmd_metrics, &cmd_exporter, &cmd_top,
+	&cmd_fleet_run, &cmd_fleet_show,
 };
 #define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
@@ -43,6 +44,7 @@ struct dev_read {
 	int paced;                      /* fq paces its shape rules: 1, 0; -1: no shape rule */
 	struct tb_config cfg;
 	struct tb_stats st;
+	struct tb_fleet_state fs;       /* heartbeat_ns 0: no fleet agent has run */
 	__u64 tracked;
 	struct ruleset *rs;
 	struct rule_sum *sum;           /* [TB_MAX_RULES] */
@@ -68,6 +70,8 @@ static const char *const stats_help[] = {
 	"Packets of passed_packets given a later departure (action shape)",
 	"Packets of passed_packets that an action pass rule let through uncharged",
 	"Bytes of passed_bytes that an action pass rule let through uncharged",
+	"Packets of dropped_packets that a fleet key had neither static share nor store credit for",
+	"Packets of fleet_refused_packets whose key found no room in fleet[]",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"A counter of the layout after this one (test fixture)",
 #endif
@@ -158,6 +162,8 @@ static int read_dev(struct dev_read *d)
 	}
 	if (!err)
 		err = stats_sum(&m, &d->st);
+	if (!err && bpf_map_lookup_elem(m.fleetstate, &(__u32){ 0 }, &d->fs))
+		err = -errno;
 	if (!err)
 		err = snapshot_foreach(&sn, read_bucket, d);
 	if (!err && d->ntop)
@@ -180,6 +186,46 @@ out:
 	snapshot_end(&sn);
 	maps_close(&m);
 	return err;
+}
+
+/* The fleet agent's state, for the devices one has run on. */
+static void write_fleet(FILE *f, struct dev_read *d, int n)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "tbctl_fleet_agent_up", "gauge", "1 while the fleet agent (tbctl fleet run) runs" },
+		{ "tbctl_fleet_store_reachable", "gauge", "1 when the agent's latest store call succeeded" },
+		{ "tbctl_fleet_store_rtt_seconds", "gauge", "The round trip of the agent's latest store call" },
+		{ "tbctl_fleet_last_grant_age_seconds", "gauge", "Time since the store last granted credit" },
+		{ "tbctl_fleet_keys", "gauge", "Fleet keys this host holds (fleet show)" },
+		{ "tbctl_fleet_store_calls_total", "counter", "Store calls that succeeded" },
+		{ "tbctl_fleet_store_errors_total", "counter", "Store calls and connects that failed" },
+		{ "tbctl_fleet_granted_units_total", "counter", "Credit the store granted this host, in rule units" },
+		{ "tbctl_fleet_returned_units_total", "counter", "Unspent credit this host gave back" },
+	};
+	struct timespec ts;
+	__u64 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, fam[k].type, fam[k].help);
+		for (int i = 0; i < n; i++) {
+			const struct tb_fleet_state *fs = &d[i].fs;
+			double v[] = { !strcmp(fleet_agent_state(fs), "running"), fs->reachable, fs->rtt_ns / 1e9,
+				       fs->last_grant_ns ? (now - fs->last_grant_ns) / 1e9 : 0, fs->keys, fs->calls,
+				       fs->errors, fs->granted, fs->returned };
+
+			if (!d[i].read || !fs->heartbeat_ns)
+				continue;
+			fprintf(f, "%s{dev=\"", fam[k].name);
+			put_label(f, d[i].dev);
+			fprintf(f, "\",fleet=\"");
+			put_label(f, fs->fleet);
+			fprintf(f, "\"} %.17g\n", v[k]);
+		}
+	}
 }
 
 /* Every family, over every device that was read. */
@@ -357,6 +403,7 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 			free(d[i].top);
 		}
 		write_families(out, d, shown);
+		write_fleet(out, d, shown);
 		n = shown;
 		err = fflush(out) || ferror(out) ? -EIO : 0;
 	}

@@ -665,6 +665,12 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		r.total = tb_rate_make(s->total_rate, s->total_burst);
 		r.total_burst = s->total_burst;
 	}
+	r.fleet = s->fleet;
+	if (s->share_rate) {
+		r.share = tb_rate_make(s->share_rate, s->share_burst);
+		r.share.early = r.share.early_shift = 0;
+		r.share_burst = s->share_burst;
+	}
 	if (!s->early || s->action == TB_ACTION_MONITOR || s->action == TB_ACTION_SHAPE)
 		r.r.early = r.r.early_shift = r.total.early = r.total.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared :
@@ -720,7 +726,8 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 {
 	*s = (struct rule_spec){ .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
 				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
-				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst };
+				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst,
+				 .fleet = r->fleet, .share_rate = r->share.rate, .share_burst = r->share_burst };
 }
 
 /* Whether slot r already is what s asks for. */
@@ -734,6 +741,8 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	       have.action == s->action && have.scope == s->scope && have.early == early &&
 	       (s->scope != TB_SCOPE_GROUP || have.group_len == s->group_len) &&
 	       have.total_rate == s->total_rate && (!s->total_rate || have.total_burst == s->total_burst) &&
+	       have.fleet == s->fleet && have.share_rate == s->share_rate &&
+	       (!s->share_rate || have.share_burst == s->share_burst) &&
 	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns);
 }
 

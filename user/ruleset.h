@@ -45,6 +45,9 @@ struct rule_spec {
 	__u8 early;     /* the early congestion signal (drop, mark) */
 	__u64 total_rate;  /* total: units/s over all of the rule's addresses; 0: none */
 	__u64 total_burst; /* units */
+	__u8 fleet;        /* charged to a fleet-wide key too (fleet on) */
+	__u64 share_rate;  /* fleet: units/s a host admits of a key on its own; 0: none */
+	__u64 share_burst; /* units */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);

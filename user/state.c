@@ -33,6 +33,7 @@ const char *const tb_stats_names[] = {
 	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
 	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
 	"early_dropped_packets", "marked_packets", "delayed_packets", "allowed_packets", "allowed_bytes",
+	"fleet_refused_packets", "fleet_full_packets",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"fixture_next_packets",
 #endif
@@ -113,6 +114,7 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 		return NULL;
 	bpf_map__set_max_entries(skel->maps.buckets, 1U << tb_table_shift(max_addrs));
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
+	bpf_map__set_max_entries(skel->maps.fleet, max_addrs);
 	state_dir(dev, dir, sizeof(dir));
 	/* The maps of TB_MAPS; an upgrade's other maps are the load's own.
 	 * A config not pinned yet is pinned by attach after the load pinned

@@ -50,6 +50,12 @@ struct cmd_args {
 	int top_col;
 	__u32 top_count;        /* refreshes before quitting; 0: until q */
 	unsigned int top_interval_ms;
+	/* fleet run */
+	struct {
+		const char *store, *fleet, *host;
+		__u32 interval_ms, lease_ms;
+		bool closed;
+	} fleet;
 };
 
 struct command {
@@ -123,6 +129,12 @@ extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
 extern const struct command cmd_show, cmd_stats, cmd_reset;
 extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
+extern const struct command cmd_fleet_run, cmd_fleet_show;
+struct tb_fleet_state;
+struct json_object;
+/* The fleet agent's state as status says it: a line, or into o (-j). */
+void fleet_status(const struct tb_fleet_state *fs, struct json_object *o);
+const char *fleet_agent_state(const struct tb_fleet_state *fs);
 int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
 /* One rule as a "rule set" line to f, in units that keep every value
  * exact (cmd_config.c). */

@@ -13,16 +13,19 @@ for prefix in /usr /usr/local; do
 	check "make install PREFIX=$prefix DESTDIR=..." make -s -C "$ROOT" install PREFIX="$prefix" DESTDIR="$root"
 	unitdir=$([[ $prefix == /usr ]] && echo /lib/systemd/system || echo $prefix/lib/systemd/system)
 	for f in $prefix/sbin/tbctl $prefix/share/man/man8/tbctl.8 $prefix/share/bash-completion/completions/tbctl \
-		"$unitdir/tbctl@.service" "$unitdir/tbctl-exporter.service" $prefix/share/doc/tbctl/example.conf; do
+		"$unitdir/tbctl@.service" "$unitdir/tbctl-exporter.service" "$unitdir/tbctl-fleet@.service" \
+		$prefix/share/doc/tbctl/example.conf; do
 		check "$prefix: installed $f" [ -s "$root$f" ]
 	done
 	check "$prefix: the unit runs the installed binary" \
 		grep -qx "ExecStart=$prefix/sbin/tbctl -batch /etc/tbctl/%i.conf" "$root$unitdir/tbctl@.service"
+	check "$prefix: the fleet unit runs the installed binary" \
+		grep -qx "ExecStart=$prefix/sbin/tbctl fleet run dev %i \\\$FLEET_ARGS" "$root$unitdir/tbctl-fleet@.service"
 done
 root=$tmp/root/usr
 check "the installed binary runs: --version" "$root/usr/sbin/tbctl" --version
 check "the installed binary runs: -j help lists every command" \
-	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 14' >/dev/null"
+	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 16' >/dev/null"
 
 man=$root/usr/share/man/man8/tbctl.8
 warnings=$(LC_ALL=C.UTF-8 groff -man -ww -z "$man" 2>&1)
@@ -64,7 +67,8 @@ done < <(synopses | cut -f1 | sort -u)
 mkdir -p "$root/etc/tbctl" "$root/usr/lib/systemd/system"
 cp -a /lib/systemd/system/. "$root/usr/lib/systemd/system/"
 cp "$root/usr/share/doc/tbctl/example.conf" "$root/etc/tbctl/eth0.conf"
-for u in tbctl@eth0.service tbctl-exporter.service; do
+echo "FLEET_ARGS=store redis://192.0.2.7:6379 host edge-1" >"$root/etc/tbctl/eth0.fleet"
+for u in tbctl@eth0.service tbctl-exporter.service tbctl-fleet@eth0.service; do
 	verify=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" --man=no "$u" 2>&1)
 	check "systemd-analyze verify passes $u${verify:+ ($verify)}" [ -z "$verify" ]
 done
@@ -84,7 +88,12 @@ check "tbctl <tab>: the commands" bash -c "[[ '$(complete_words 'tbctl ')' == *'
 check "tbctl ru<tab>: rule" [ "$(complete_words 'tbctl ru')" = rule ]
 check "tbctl rule <tab>: set del list" [ "$(complete_words 'tbctl rule ')" = "set del list" ]
 check "tbctl rule set dev x <tab>: its keywords" \
-	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport rate burst cost action scope early horizon total total-burst" ]
+	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport rate burst cost action scope early horizon total total-burst fleet share share-burst" ]
+check "tbctl rule set dev x fleet <tab>: on off" [ "$(complete_words 'tbctl rule set dev x fleet ')" = "on off" ]
+check "tbctl fleet <tab>: run show" [ "$(complete_words 'tbctl fleet ')" = "run show" ]
+check "tbctl fleet run dev x <tab>: its keywords" \
+	[ "$(complete_words 'tbctl fleet run dev x ')" = "dev store fleet host interval lease fallback" ]
+check "tbctl fleet run dev x fleet <tab>: a name, nothing offered" [ -z "$(complete_words 'tbctl fleet run dev x fleet ')" ]
 check "tbctl attach dev x mode <tab>: the modes" [ "$(complete_words 'tbctl attach dev x mode ')" = "xdp xdpgeneric tc-ingress tc-egress" ]
 check "tbctl show dev <tab>: device names (lo among them)" bash -c "[[ ' $(complete_words 'tbctl show dev ') ' == *' lo '* ]]"
 check "tbctl top dev x sort <tab>: top's columns" [ "$(complete_words 'tbctl top dev x sort ')" = "dropped passed share tokens address rule" ]

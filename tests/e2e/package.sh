@@ -18,12 +18,13 @@ check "lintian: no error and no warning${tags:+ ($tags)}" [ -z "$tags" ]
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/tbctl ./usr/share/man/man8/tbctl.8.gz ./usr/share/bash-completion/completions/tbctl \
 	./lib/systemd/system/tbctl@.service ./lib/systemd/system/tbctl-exporter.service \
+	./lib/systemd/system/tbctl-fleet@.service \
 	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright ./usr/share/doc/tbctl/README.md.gz \
 	./usr/share/doc/tbctl/NEWS.gz; do
 	check "the package holds $f" grep -qx -- "$f" <<<"$contents"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libbpf1 libc6 libjson-c5 libmicrohttpd12 libmnl0 libncursesw6; do
+for lib in libbpf1 libc6 libhiredis0.14 libjson-c5 libmicrohttpd12 libmnl0 libncursesw6; do
 	check "Depends names $lib, computed ($depends)" grep -q "\\b$lib (>=" <<<"$depends"
 done
 check "the package's version is debian/changelog's: $(dpkg-deb -f "$deb" Version)" \

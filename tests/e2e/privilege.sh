@@ -86,7 +86,7 @@ check "  nothing is left on the device" bash -c "! ip -n $NS_R link show $DEV_R 
 root=$tmp/root
 check "make install" make -s -C "$ROOT" install PREFIX=/usr DESTDIR="$root"
 units=$root/lib/systemd/system
-for u in tbctl@.service tbctl-exporter.service; do
+for u in tbctl@.service tbctl-exporter.service tbctl-fleet@.service; do
 	level=$(systemd-analyze security --offline=yes "$units/$u" 2>&1 | sed -nE 's/.*Overall exposure level for .*: ([0-9.]+) .*/\1/p')
 	check "systemd-analyze security rates $u ${level:-(no rating)}: at most 4.0" \
 		awk -v l="${level:-99}" 'BEGIN { exit !(l <= 4.0) }'
@@ -140,5 +140,24 @@ wait "$tracer"
 sed -i '0,/execve(".*tbctl"/d' "$tmp/exporter.trace"
 missing=$(comm -23 <(made "$tmp/exporter.trace") <(allowed "$units/tbctl-exporter.service") | tr '\n' ' ')
 check "tbctl-exporter.service's filter allows every call of a scrape${missing:+ (not: $missing)}" [ -z "$missing" ]
+# The fleet agent with its unit's capabilities, against a redis-server on
+# the root namespace's loopback (the agent needs only the pins, not the
+# device), until SIGTERM: what it made, and that it gave its credit back.
+port=$((20000 + RANDOM % 20000))
+redis-server --port $port --bind 127.0.0.1 --save '' --daemonize yes --pidfile "$tmp/redis.pid" \
+	--logfile "$tmp/redis.log"
+session_cleanup() { [[ -s $tmp/redis.pid ]] && kill "$(cat "$tmp/redis.pid")"; }
+within 5 "redis-server answered" bash -c "redis-cli -p $port ping 2>/dev/null | grep -q PONG"
+strace -f -qq -o "$tmp/agent.trace" setpriv --bounding-set=-all,$LOAD --inh-caps=-all "$TBCTL" fleet run dev "$DEV_R" \
+	store redis://127.0.0.1:$port host h1 2>"$tmp/agent.err" &
+tracer=$!
+check "the agent with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN runs" within 5 "the agent said it runs" \
+	bash -c "'$TBCTL' status dev $DEV_R | grep -q 'agent running'"
+kill "$(pgrep -P "$tracer")"
+wait "$tracer"
+check "and stops on SIGTERM, saying nothing ($(head -c 200 "$tmp/agent.err"))" [ ! -s "$tmp/agent.err" ]
+sed -i '0,/execve(".*tbctl"/d' "$tmp/agent.trace"
+missing=$(comm -23 <(made "$tmp/agent.trace") <(allowed "$units/tbctl-fleet@.service") | tr '\n' ' ')
+check "tbctl-fleet@.service's filter allows every call of the agent${missing:+ (not: $missing)}" [ -z "$missing" ]
 check "detach" tb detach dev "$DEV_R"
 summary

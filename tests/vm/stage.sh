@@ -15,6 +15,7 @@ declare -A SUITE_LIMITS=(
 	[tests/vm/e2e/tcp_rtt.sh]=240
 	[tests/vm/e2e/upgrade.sh]=170
 	[tests/vm/e2e/package.sh]=120
+	[tests/vm/e2e/fleet.sh]=150
 )
 DEFAULT_LIMIT=60
 run_suites "$B/tests/test_prog" tests/vm/e2e/*.sh

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The store's grant function (user/store.c) against a real redis-server,
+ * which the test starts on 127.0.0.1 and a free port and stops by its
+ * PID: what a new key holds, the bound with two hosts asking, credit
+ * held and returned, leases that end, epochs, and stores that answer
+ * garbage. The store's clock decides refills, so each check allows for
+ * the time the test itself took. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include "store.h"
+#include "../check.h"
+
+static pid_t redis_pid;
+static int redis_port;
+
+static __u64 now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A listening socket on 127.0.0.1 and a free port. */
+static int listener(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 4) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static int redis_start(void)
+{
+	char port[16];
+	int fd = listener(&redis_port);
+	struct store s;
+	char err[128], url[64];
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	snprintf(port, sizeof(port), "%d", redis_port);
+	redis_pid = fork();
+	if (!redis_pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+		       "--appendonly", "no", "--loglevel", "warning", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", redis_port);
+	store_parse_url(url, &s, err, sizeof(err));
+	for (int i = 0; i < 250; i++) {
+		if (!store_connect(&s)) {
+			store_close(&s);
+			return 0;
+		}
+		sleep_ms(20);
+	}
+	fprintf(stderr, "redis-server did not answer on port %d: %s\n", redis_port, s.error);
+	return -1;
+}
+
+static void redis_stop(void)
+{
+	if (redis_pid > 0) {
+		kill(redis_pid, SIGTERM);
+		waitpid(redis_pid, NULL, 0);
+	}
+}
+
+static bool connected(struct store *s)
+{
+	char url[64], err[128];
+
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", redis_port);
+	return CHECK(!store_parse_url(url, s, err, sizeof(err)), "%s", err) &&
+	       CHECK(!store_connect(s), "connect: %s", s->error);
+}
+
+/* One ask of key under rate and burst; what was granted, or -1. */
+static long long ask(struct store *s, const char *fleet, const char *host, const char *key, __u64 rate, __u64 burst,
+		     __u64 have, __u64 want, __u64 ret, __u64 lease_ms)
+{
+	char name[128], epoch[64];
+	struct store_ask a = { .key = name, .rate = rate, .burst = burst, .have = have, .want = want, .ret = ret };
+
+	a.tag = store_key(fleet, "198.18.0.0/16", key, name, sizeof(name));
+	if (!CHECK(!store_grant(s, fleet, host, lease_ms, &a, 1, epoch, sizeof(epoch)), "grant: %s", s->error))
+		return -1;
+	return (long long)a.granted;
+}
+
+static void a_new_store_starts_its_keys_empty(void)
+{
+	struct store s;
+	long long g;
+	__u64 t0;
+
+	if (!connected(&s))
+		return;
+	t0 = now_us();
+	/* 1,000,000 units/s: a key of a new epoch holds what it refilled
+	 * since the epoch began, a unit a microsecond. */
+	g = ask(&s, "empty", "h1", "198.18.0.10", 1000000, 500000, 0, 500000, 0, 5000);
+	CHECK(g >= 0 && (__u64)g <= now_us() - t0 + 1, "granted %lld in %llu us", g,
+	      (unsigned long long)(now_us() - t0));
+	sleep_ms(600);
+	g = ask(&s, "empty", "h1", "198.18.0.10", 1000000, 500000, 0, 500000, 0, 5000);
+	CHECK(g > 0 && g <= 500000, "after the fill time granted %lld of the burst (500000) less what is held", g);
+	store_close(&s);
+}
+
+static void held_credit_counts_against_the_burst(void)
+{
+	struct store s;
+	long long a, b;
+
+	if (!connected(&s))
+		return;
+	ask(&s, "held", "h1", "k", 1000, 100000, 0, 0, 0, 5000);
+	sleep_ms(1100);
+	/* The key has refilled to its burst of 1,000 units... of 100,000:
+	 * at 1,000 units/s it holds what 1.1 s refilled. */
+	a = ask(&s, "held", "h1", "k", 1000, 1000, 0, 600, 0, 5000);
+	CHECK_EQ(a, 600, "h1 granted");
+	b = ask(&s, "held", "h2", "k", 1000, 1000, 0, 1000, 0, 5000);
+	CHECK(b >= 400 && b <= 402, "h2 granted %lld while h1 holds 600 of a 1000 burst", b);
+	/* h1 says it still holds all 600: nothing refilled beyond the burst. */
+	b = ask(&s, "held", "h2", "k", 1000, 1000, (__u64)b, 1000, 0, 5000);
+	CHECK(b >= 0 && b <= 3, "h2 granted %lld more with the burst held", b);
+	store_close(&s);
+}
+
+static void returned_credit_is_granted_again(void)
+{
+	struct store s;
+	long long a, b;
+
+	if (!connected(&s))
+		return;
+	ask(&s, "ret", "h1", "k", 1000, 1000, 0, 0, 0, 5000);
+	sleep_ms(1100);
+	a = ask(&s, "ret", "h1", "k", 1000, 1000, 0, 1000, 0, 5000);
+	CHECK_EQ(a, 1000, "h1 granted the burst");
+	/* h1 spent 300 and gives the other 700 back. */
+	ask(&s, "ret", "h1", "k", 1000, 1000, 0, 0, 700, 5000);
+	b = ask(&s, "ret", "h2", "k", 1000, 1000, 0, 1000, 0, 5000);
+	CHECK(b >= 700 && b <= 720, "h2 granted %lld after h1 returned 700", b);
+	store_close(&s);
+}
+
+static void a_lease_that_ends_counts_as_spent(void)
+{
+	struct store s;
+	long long a, b;
+
+	if (!connected(&s))
+		return;
+	ask(&s, "lease", "h1", "k", 1000, 1000, 0, 0, 0, 200);
+	sleep_ms(1100);
+	a = ask(&s, "lease", "h1", "k", 1000, 1000, 0, 1000, 0, 200);
+	CHECK_EQ(a, 1000, "h1 granted the burst");
+	sleep_ms(300);
+	/* h1's lease ended: what it held is spent, not returned, and the
+	 * level refills from empty, 300 ms at 1,000 units/s. */
+	b = ask(&s, "lease", "h2", "k", 1000, 1000, 0, 1000, 0, 200);
+	CHECK(b >= 300 && b <= 400, "h2 granted %lld 300 ms after h1's lease ended", b);
+	store_close(&s);
+}
+
+static void two_hosts_never_get_more_than_b_plus_r_t(void)
+{
+	struct store s1, s2;
+	__u64 total = 0, t0, t1, burst = 20000, rate = 100000;
+
+	if (!connected(&s1) || !connected(&s2))
+		return;
+	ask(&s1, "bound", "h1", "k", rate, burst, 0, 0, 0, 5000);
+	sleep_ms(300);
+	t0 = now_us();
+	for (int i = 0; i < 200; i++) {
+		/* Each spends all it holds at once, and asks for more. */
+		long long a = ask(&s1, "bound", "h1", "k", rate, burst, 0, 7000, 0, 5000);
+		long long b = ask(&s2, "bound", "h2", "k", rate, burst, 0, 7000, 0, 5000);
+
+		if (a < 0 || b < 0)
+			return;
+		total += a + b;
+		sleep_ms(2);
+	}
+	t1 = now_us();
+	CHECK(total <= burst + rate * (t1 - t0 + 2000) / 1000000,
+	      "granted %llu in %llu us > b + r*T = %llu", (unsigned long long)total,
+	      (unsigned long long)(t1 - t0), (unsigned long long)(burst + rate * (t1 - t0 + 2000) / 1000000));
+	CHECK(total >= rate * (t1 - t0) / 1000000 * 95 / 100, "granted %llu in %llu us: under the rate",
+	      (unsigned long long)total, (unsigned long long)(t1 - t0));
+	store_close(&s1);
+	store_close(&s2);
+}
+
+static void another_server_starts_a_new_epoch_with_keys_empty(void)
+{
+	struct store s;
+	long long a, b;
+	__u64 t0;
+
+	if (!connected(&s))
+		return;
+	ask(&s, "epoch", "h1", "k", 1000000, 1000000, 0, 0, 0, 5000);
+	sleep_ms(1100);
+	a = ask(&s, "epoch", "h1", "k", 1000000, 1000000, 0, 1, 0, 5000);
+	CHECK_EQ(a, 1, "granted in the first epoch");
+	/* As a restarted server, or a replica promoted, would be seen: its run
+	 * id differs. The full bucket must not be granted again. */
+	snprintf(s.run_id, sizeof(s.run_id), "%s", "00000000000000000000000000000000000000aa");
+	t0 = now_us();
+	b = ask(&s, "epoch", "h1", "k", 1000000, 1000000, 0, 1000000, 0, 5000);
+	CHECK(b >= 0 && (__u64)b <= now_us() - t0 + 1, "the new epoch granted %lld in %llu us", b,
+	      (unsigned long long)(now_us() - t0));
+	store_close(&s);
+}
+
+/* A server that answers every request with reply, once. */
+static pid_t fake_store(const char *reply, int *port)
+{
+	int fd = listener(port);
+	pid_t pid;
+
+	if (fd < 0)
+		return -1;
+	pid = fork();
+	if (!pid) {
+		for (int n = 0; n < 4; n++) {
+			int c = accept(fd, NULL, NULL);
+			char buf[65536];
+
+			while (c >= 0 && read(c, buf, sizeof(buf)) > 0)
+				if (write(c, reply, strlen(reply)) < 0)
+					break;
+			if (c >= 0)
+				close(c);
+		}
+		_exit(0);
+	}
+	close(fd);
+	return pid;
+}
+
+static void a_store_that_answers_garbage_is_refused(void)
+{
+	static const struct {
+		const char *reply, *said;
+	} cases[] = {
+		{ "this is no redis\r\n", "load the grant function" },
+		{ "+OK\r\n", "INFO server has no run_id" },
+		{ "-ERR unknown command 'FUNCTION'\r\n", "the store answered" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char url[64], err[128];
+		struct store s;
+		int port;
+		pid_t pid = fake_store(cases[i].reply, &port);
+
+		if (!CHECK(pid > 0, "fake store: %s", strerror(errno)))
+			return;
+		snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+		store_parse_url(url, &s, err, sizeof(err));
+		CHECK(store_connect(&s) && strstr(s.error, cases[i].said), "a store answering \"%.10s\": \"%s\"",
+		      cases[i].reply, s.error);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static void bad_urls_are_refused_with_what_is_wrong(void)
+{
+	static const struct {
+		const char *url, *said;
+	} cases[] = {
+		{ "127.0.0.1:6379", "expected redis://" },
+		{ "redis://", "missing" },
+		{ "redis://127.0.0.1:0", "port" },
+		{ "redis://127.0.0.1:99999", "port" },
+		{ "redis://127.0.0.1:63x9", "port" },
+		{ "redis://[::1:6379", "brackets" },
+		{ "redis://127.0.0.1/2", "database" },
+	};
+	struct store s;
+	char err[160];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(store_parse_url(cases[i].url, &s, err, sizeof(err)) && strstr(err, cases[i].said),
+		      "%s: \"%s\"", cases[i].url, err);
+	CHECK(!store_parse_url("redis://[::1]:6380", &s, err, sizeof(err)) && !strcmp(s.host, "::1") &&
+		      s.port == 6380, "an IPv6 store: %s", err);
+	CHECK(!store_parse_url("redis://localhost", &s, err, sizeof(err)) && s.port == 6379, "the default port");
+}
+
+static void an_unreachable_store_says_so(void)
+{
+	char url[64], err[128];
+	struct store s;
+	int port, fd = listener(&port);
+
+	close(fd);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+	store_parse_url(url, &s, err, sizeof(err));
+	CHECK(store_connect(&s) && strstr(s.error, "connect to 127.0.0.1"), "no store: \"%s\"", s.error);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case tests[] = {
+		{ "a_new_store_starts_its_keys_empty", a_new_store_starts_its_keys_empty },
+		{ "held_credit_counts_against_the_burst", held_credit_counts_against_the_burst },
+		{ "returned_credit_is_granted_again", returned_credit_is_granted_again },
+		{ "a_lease_that_ends_counts_as_spent", a_lease_that_ends_counts_as_spent },
+		{ "two_hosts_never_get_more_than_b_plus_r_t", two_hosts_never_get_more_than_b_plus_r_t },
+		{ "another_server_starts_a_new_epoch_with_keys_empty", another_server_starts_a_new_epoch_with_keys_empty },
+		{ "a_store_that_answers_garbage_is_refused", a_store_that_answers_garbage_is_refused },
+		{ "bad_urls_are_refused_with_what_is_wrong", bad_urls_are_refused_with_what_is_wrong },
+		{ "an_unreachable_store_says_so", an_unreachable_store_says_so },
+	};
+	int rc;
+
+	if (redis_start()) {
+		redis_stop();
+		printf("FAIL store: redis-server could not be started (is it installed?)\n0 passed, 1 failed\n");
+		return 1;
+	}
+	rc = run_tests("store", tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+	redis_stop();
+	return rc;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The fleet's store: a Redis server, and the function on it that grants
+ * credit on the store's own clock (store.c). */
+#ifndef TB_STORE_H
+#define TB_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* The store keeps levels in whole units and micro-units in Lua's doubles,
+ * exact below 2^53: rate * elapsed microseconds stays below it for rates
+ * and bursts up to these (fleet rules are refused above them). */
+#define FLEET_RATE_MAX (1ULL << 32)
+#define FLEET_BURST_MAX (1ULL << 32)
+/* Keys of a fleet spread over this many hash tags, each with its epoch, so
+ * that a Redis Cluster spreads them over its nodes. */
+#define STORE_TAGS 64
+
+struct store {
+	void *c;                /* redisContext */
+	char host[64];
+	int port;
+	char run_id[48];        /* the server's, read at each connect */
+	unsigned int timeout_ms;
+	char error[128];        /* what the latest failure was */
+};
+
+/* Parse redis://HOST[:PORT] (IPv6 HOST in brackets) into s; an error
+ * message in err otherwise. */
+int store_parse_url(const char *url, struct store *s, char *err, size_t errlen);
+/* Connect, load the grant function and read the server's run id. 0, or
+ * -1 with s->error saying what failed. */
+int store_connect(struct store *s);
+void store_close(struct store *s);
+
+/* One key's part of a grant call. */
+struct store_ask {
+	const char *key;        /* the fleet key's name */
+	unsigned int tag;       /* its hash tag, < STORE_TAGS */
+	__u64 rate, burst;      /* the rule's, in its units */
+	__u64 have;             /* unspent credit this host holds */
+	__u64 want;             /* credit asked for */
+	__u64 ret;              /* credit taken back, returned */
+	__u64 granted;          /* out */
+};
+
+/* One call: for each of n asks, this host (name host) holds have, returns
+ * ret and asks for want, under a lease of lease_ms; the store's epoch
+ * goes to epoch. 0, or -1 with s->error set; a reply that is not what
+ * the function returns is an error ("garbage") and grants nothing. */
+int store_grant(struct store *s, const char *fleet, const char *host, __u64 lease_ms, struct store_ask *a,
+		size_t n, char *epoch, size_t epochlen);
+/* The name of a fleet key and its tag: rule (its prefix and match) and
+ * key (an address or group, or "total"). */
+unsigned int store_key(const char *fleet, const char *rule, const char *key, char *buf, size_t len);
+
+#endif
