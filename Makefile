@@ -32,7 +32,7 @@ DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl -lhiredis
 
 USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
-	   user/hook.c user/snapshot.c user/store.c
+	   user/hook.c user/snapshot.c user/store.c user/cluster.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c user/dispatch.c user/keywords.c \
 	     user/attached.c user/cmd_status.c user/cmd_fleet.c user/agent.c
@@ -47,7 +47,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 # Against a redis-server it starts: a test of make test, not of make unit.
 STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
-TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench
+TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim
 
 .PHONY: all deps test test-full unit demo bench clean install fixture deb
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
@@ -81,7 +81,10 @@ $(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
-	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ -lm
+
+$(BUILD)/fleetsim: $(OBJ)/tools/fleetsim.o $(LIB_OBJ) | $(BUILD)
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lm
 
 $(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm

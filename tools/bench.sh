@@ -10,6 +10,9 @@
 #   8    the control plane (tools/control_bench.sh): a 10,000-rule batch,
 #        show with 65,536 addresses just after a rule change, checking a
 #        100,000-line batch, -j show of 1M addresses (time and memory)
+#   9    fleet caps (tools/fleet_bench.sh): four hosts on one redis-server,
+#        a move between hosts, the agent at 10,000 and 100,000 busy keys,
+#        64 simulated hosts on one server and on a cluster, the anchors
 # Writes $BENCH_OUT (default bench-results/): results.json, results.md,
 # tcp.jsonl, tcp.md and PNG charts. BENCH_SMOKE=1 runs every section for a
 # moment (make test), section 7 on this kernel only.
@@ -175,8 +178,14 @@ for lim in tbctl-xdp nft hashlimit; do
 	limiter_off "$lim"
 done
 
+# 9: fleet caps (tools/fleet_bench.sh), on namespaces of its own.
+log "fleet caps"
+: >"$tmp/fleet.jsonl"
+FLEET_BENCH_SMOKE=$SMOKE "$ROOT/tools/fleet_bench.sh" --out "$tmp/fleet.jsonl"
+
 jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" --slurpfile control "$tmp/control.jsonl" \
-	--slurpfile acc "$tmp/accuracy.jsonl" --argjson rate $RATE --argjson burst $BURST --arg smoke "$SMOKE" '
+	--slurpfile acc "$tmp/accuracy.jsonl" --slurpfile fleet "$tmp/fleet.jsonl" \
+	--argjson rate $RATE --argjson burst $BURST --arg smoke "$SMOKE" '
 	def ratio(a; b): if b > 0 then a / b else null end;
 	def flood(l; d; s; n): first($flood[] | select(.limiter == l and .driver == d and .frame_bytes == s and .sources == n));
 	def control(w; r): first($control[] | select(.what == w and .rules == r));
@@ -187,7 +196,7 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" -
 	| {
 		smoke: ($smoke == "1"),
 		rate_bytes_per_sec: $rate, burst_bytes: $burst,
-		micro: $m, flood: $flood, accuracy: $acc, control: $control,
+		micro: $m, flood: $flood, accuracy: $acc, control: $control, fleet: $fleet,
 		targets: [
 			{ name: "hot address, over the limit (drop path), one CPU: tbctl XDP <= 1.10 x floor",
 			  ratio: $m.per_packet.ratios.xdp_v4_drop_over_floor, limit: 1.10 },
@@ -239,7 +248,13 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" -
 			{ name: "-j show of \($big) addresses: peak memory <= 64 MB",
 			  ratio: ratio(first($control[] | select(.what == "-j show" and .addresses == $big)).max_rss_kib; 65536), limit: 1 },
 			{ name: "accuracy: every tbctl source in every run admitted <= b + r*T",
-			  ratio: ([$flood[] | select(.limiter | startswith("tbctl")) | .worst_admitted_over_bound] | max), limit: 1 }
+			  ratio: ([$flood[] | select(.limiter | startswith("tbctl")) | .worst_admitted_over_bound] | max), limit: 1 },
+			{ name: "fleet, 4 hosts, a client at 2x its cap split evenly, 90/10, on one: every 1 s window >= 0.95 x (r - shares)",
+			  ratio: ([$fleet[] | select(.section == "fleet-use") | ratio(0.95 * (1 - .share_of_rate); .use_min)] | max), limit: 1 },
+			{ name: "fleet: a client moved wholly to another host is back at 0.95 x its cap within 100 ms",
+			  ratio: ([$fleet[] | select(.section == "fleet-move") | .back_ms / 100] | max), limit: 1 },
+			{ name: "fleet, simulated hosts on one redis-server and on a 3-master cluster: every window <= b + r*T + shares + a packet a host",
+			  ratio: ([$fleet[] | select(.section == "fleet-sim" and .scheme == "tbctl") | .worst_bound_ratio] | max), limit: 1 }
 		] | map(. + { met: (.ratio != null and .ratio <= .limit) })
 	}' >"$OUT/results.json"
 
@@ -272,6 +287,16 @@ jq -r '
 	"\n## Control plane (time and peak memory of tbctl)\n",
 	"| what | addresses | rules | seconds | peak RSS KiB |", "|---|---|---|---|---|",
 	(.control[] | "| \(.what) | \(.addresses) | \(.rules) | \(.seconds) | \(.max_rss_kib) |"),
+	"\n## Fleet caps (4 hosts in namespaces, one redis-server on loopback)\n",
+	"| split | 1 s windows | use: min | mean | shares (of r) |", "|---|---|---|---|---|",
+	(.fleet[] | select(.section == "fleet-use") | "| \(.split) | \(.windows) | \(f(.use_min)) | \(f(.use_mean)) | \(f(.share_of_rate)) |"),
+	(.fleet[] | select(.section == "fleet-move") | "\nMoved wholly to another host: back at 0.95 of the cap after \(.back_ms) ms (store round trip \(.store_rtt_us) us).\n"),
+	"| busy keys (one host) | keys held | agent CPU (cores) | store commands/s | agent calls |", "|---|---|---|---|---|",
+	(.fleet[] | select(.section == "fleet-scale") | "| \(.busy_keys) | \(.keys_held) | \(f(.agent_cpu)) | \(.store_commands_per_s) | \(.agent_calls) |"),
+	"\n## Fleet caps simulated, beside the anchors (fleetsim, real time, a client at twice its cap)\n",
+	"| scheme | store | hosts | keys | split | worst window / bound | use: min | mean | store calls/s | commands/s | agent CPU |",
+	"|---|---|---|---|---|---|---|---|---|---|---|",
+	(.fleet[] | select(.section == "fleet-sim") | "| \(.scheme) | \(.store) | \(.hosts) | \(.keys) | \(.split) | \(f(.worst_bound_ratio)) | \(f(.use_min)) | \(f(.use_mean)) | \(.store_calls_per_s) | \(.store_commands_per_s) | \(f(.agent_cpu_per_s)) |"),
 	"\n## Targets\n",
 	"| target | measured ratio | limit | |", "|---|---|---|---|",
 	(.targets[] | "| \(.name) | \(f(.ratio)) | \(.limit) | \(if .met then "met" else "MISSED" end) |")

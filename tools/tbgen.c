@@ -14,13 +14,16 @@
  *       Counts datagrams per source (or destination) address for S
  *       seconds, or until T seconds pass without one after the first
  *       (--idle: the senders are done). Prints "addr packets bytes" (UDP
- *       payload bytes); with --every, also "@ t addr packets bytes" per
- *       address and interval.
+ *       payload bytes); with --every, also "start SECONDS" first (its
+ *       CLOCK_MONOTONIC, which every namespace shares, so that receivers'
+ *       intervals line up) and "@ t addr packets bytes" per address and
+ *       interval, t from that start.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +256,8 @@ static int do_recv(int port, double seconds, int by_dst, double every, double id
 		return 1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (every > 0)
+		printf("start %.6f\n", start);
 	while (now_s() < end) {
 		int got;
 
@@ -275,6 +280,10 @@ static int do_recv(int port, double seconds, int by_dst, double every, double id
 			count_addr(t, &n, a, msgs[i].msg_len);
 		}
 		if (every > 0 && now_s() >= next) {
+			/* Intervals with nothing pass unprinted, while the
+			 * receive waits out its timeout: what came in is the
+			 * latest interval's. */
+			next += floor((now_s() - next) / every) * every;
 			print_interval(next - start, t, prev, n);
 			next += every;
 		}

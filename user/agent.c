@@ -35,6 +35,7 @@
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 500
 #define KEY_TEXT 200
+#define FLEET_BATCH 4096U
 
 struct akey {
 	struct tb_fleet_key k;
@@ -44,6 +45,7 @@ struct akey {
 	double rate;            /* units/s spent or refused, smoothed */
 	__u64 active_ns;        /* the latest round it was busy in */
 	__u64 lease_end_ns;     /* of the credit it holds */
+	__u64 next_ask_ns;      /* no ask for more before */
 	__u64 ret;              /* taken back, not yet returned */
 	/* this round */
 	__u64 have, want;
@@ -62,6 +64,8 @@ struct agent {
 	bool ready;                     /* rule_of[] made */
 	struct store st;
 	struct akey *keys;      /* [max], n used */
+	struct tb_fleet_key *bk;        /* [max]: fleet[] as read this round */
+	struct tb_fleet_entry *bv;
 	int *idx;               /* [cap] */
 	size_t max, cap, n;
 	struct tb_fleet_state fs;
@@ -185,28 +189,46 @@ static void key_name(struct agent *a, struct akey *k)
 	k->tag = store_key(a->o->fleet, rule, addr, k->name, sizeof(k->name));
 }
 
+/* All of fleet[] into bk[] and bv[], a batch of syscalls; how many. */
+static int fleet_read(struct agent *a)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 n = 0, count, batch;
+	void *from = NULL;
+	int err;
+
+	do {
+		count = a->max - n < FLEET_BATCH ? a->max - n : FLEET_BATCH;
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(a->m.fleet, from, &batch, a->bk + n, a->bv + n, &count, &opts);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += count;
+		from = &batch;
+	} while (!err);
+	return (int)n;
+}
+
 /* Read fleet[] and decide each key's part in this round. */
 static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 {
-	struct tb_fleet_key k, next;
-	struct tb_fleet_entry e;
-	void *prev = NULL;
 	__u64 interval = (__u64)a->o->interval_ms * 1000000ULL, lease = (__u64)a->o->lease_ms * 1000000ULL;
+	int got = fleet_read(a);
 
+	if (got < 0)
+		return got;
 	for (size_t i = 0; i < a->n; i++)
 		a->keys[i].seen = false;
-	a->fs.keys = 0;
-	while (!bpf_map_get_next_key(a->m.fleet, prev, &next)) {
+	a->fs.keys = got;
+	for (int j = 0; j < got; j++) {
+		const struct tb_fleet_key k = a->bk[j];
+		const struct tb_fleet_entry e = a->bv[j];
 		struct akey *ak;
 		const struct tb_rule *r;
 		__u64 d;
 		int rule;
 
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(a->m.fleet, &k, &e))
-			continue;
-		a->fs.keys++;
 		ak = key_find(a, &k, true);
 		if (!ak)
 			continue;
@@ -246,7 +268,9 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 			}
 			continue;
 		}
-		if (d)
+		/* A key the store could not give all it asked for waits until
+		 * the store has refilled a frame at the key's rate. */
+		if (d && now >= ak->next_ask_ns)
 			ak->want = agent_want(ak->rate, a->rtt_ns, interval, ak->have, r->cost == TB_COST_PACKETS ? 16 : 16 * 1514,
 					      r->burst);
 		ak->renew = ak->have && ak->lease_end_ns < now + lease / 2;
@@ -315,16 +339,19 @@ static void store_down(struct agent *a, __u64 now)
 	store_close(&a->st);
 }
 
-/* One store call for asks[0..n) and the grants it brings. */
+/* One store round for asks[0..n) and the grants it brings. An ask the
+ * store did not take keeps what it returns for the next round. */
 static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_t n, __u64 now)
 {
 	struct tb_fleet_opslot ops[TB_FLEET_OPS];
+	struct akey *opk[TB_FLEET_OPS];
 	__u64 sent = mono_ns(), lease = (__u64)a->o->lease_ms * 1000000ULL, end;
-	char epoch[sizeof(a->fs.epoch)];
+	char epoch[sizeof(a->fs.epoch)] = "";
 	__u32 m = 0;
-	int err;
+	int err, left;
 
-	if (store_grant(&a->st, a->o->fleet, a->host, a->o->lease_ms, asks, n, epoch, sizeof(epoch))) {
+	left = store_grant(&a->st, a->o->fleet, a->host, a->o->lease_ms, asks, n, epoch, sizeof(epoch));
+	if ((size_t)left == n) {
 		store_down(a, now);
 		return -EIO;
 	}
@@ -333,10 +360,16 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 	a->fs.calls++;
 	a->fs.reachable = 1;
 	a->fs.share_off = 0;
-	a->fs.error[0] = 0;
 	a->down_since_ns = 0;
 	a->backoff_ms = 0;
-	snprintf(a->fs.epoch, sizeof(a->fs.epoch), "%s", epoch);
+	if (left) {
+		a->fs.errors++;
+		snprintf(a->fs.error, sizeof(a->fs.error), "%s", a->st.error);
+	} else {
+		a->fs.error[0] = 0;
+	}
+	if (epoch[0])
+		snprintf(a->fs.epoch, sizeof(a->fs.epoch), "%s", epoch);
 	/* The lease counts from before the ask, and ends a little early:
 	 * the store's starts later, by its own clock. */
 	end = sent + lease - lease / 32;
@@ -347,11 +380,13 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 			for (__u32 j = 0; j < m; j++)
 				if (!ops[j].done)
 					/* Deleted meanwhile: returned by the next call. */
-					ks[i - m + j]->ret += ops[j].amount;
+					opk[j]->ret += ops[j].amount;
 			m = 0;
 		}
 		if (i == n)
 			break;
+		if (!asks[i].done)
+			continue;
 		a->fs.returned += ks[i]->ret;
 		ks[i]->ret = 0;
 		memset(&ops[m], 0, sizeof(ops[m]));
@@ -360,10 +395,16 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 		ops[m].amount = asks[i].granted;
 		ops[m].expires_ns = end;
 		ks[i]->lease_end_ns = end;
+		if (asks[i].granted < asks[i].want) {
+			const struct tb_rule *r = &a->rs.rules[ks[i]->rule];
+			__u64 frame = r->cost == TB_COST_PACKETS ? 1 : 1514;
+
+			ks[i]->next_ask_ns = now + frame * 1000000000ULL / (r->r.rate ? r->r.rate : 1);
+		}
 		a->fs.granted += asks[i].granted;
 		if (asks[i].granted)
 			a->fs.last_grant_ns = now;
-		m++;
+		opk[m++] = ks[i];
 	}
 	return 0;
 }
@@ -379,7 +420,7 @@ static int round_trip(struct agent *a, __u64 now)
 
 	if (now < a->next_try_ns)
 		return 0;
-	if (!a->st.c && store_connect(&a->st)) {
+	if (!a->st.nnodes && store_connect(&a->st)) {
 		store_down(a, now);
 		return 0;
 	}
@@ -453,7 +494,9 @@ static int agent_open(struct agent *a)
 		a->cap <<= 1;
 	a->keys = calloc(a->max, sizeof(*a->keys));
 	a->idx = malloc(a->cap * sizeof(*a->idx));
-	if (!a->keys || !a->idx) {
+	a->bk = calloc(a->max, sizeof(*a->bk));
+	a->bv = calloc(a->max, sizeof(*a->bv));
+	if (!a->keys || !a->idx || !a->bk || !a->bv) {
 		out_error("fleet run dev %s: %s", a->o->dev, strerror(ENOMEM));
 		return 1;
 	}
@@ -487,7 +530,7 @@ int agent_run(const struct agent_opts *o)
 	}
 	if (agent_open(&a))
 		goto out;
-	snprintf(a.fs.store, sizeof(a.fs.store), "%s:%d", a.st.host, a.st.port);
+	store_where(&a.st, a.fs.store, sizeof(a.fs.store));
 	snprintf(a.fs.fleet, sizeof(a.fs.fleet), "%s", o->fleet);
 	a.fs.pid = getpid();
 	a.fs.reachable = 1;
@@ -532,5 +575,7 @@ out:
 		tb__destroy(a.skel);
 	free(a.keys);
 	free(a.idx);
+	free(a.bk);
+	free(a.bv);
 	return rc;
 }

@@ -34,7 +34,7 @@ static int parse_fleet_run(int argc, char **argv, struct cmd_args *a)
 		return rc;
 	a->fleet.store = kw_get(kws, "store");
 	if (!a->fleet.store)
-		return usage_error("fleet run", "missing \"store redis://HOST[:PORT]\"");
+		return usage_error("fleet run", "missing \"store redis://HOST[:PORT]\" (or redis-cluster://...)");
 	if (store_parse_url(a->fleet.store, &st, err, sizeof(err)))
 		return usage_error("fleet run", "%s", err);
 	a->fleet.fleet = kw_get(kws, "fleet") ? kw_get(kws, "fleet") : "tbctl";
@@ -205,7 +205,8 @@ static int run_fleet_show(const struct cmd_args *a)
 
 const struct command cmd_fleet_run = {
 	"fleet run", parse_fleet_run, run_fleet_run,
-	"dev DEV store redis://HOST[:PORT] [fleet NAME] [host NAME] [interval MS] [lease MS] [fallback share|closed]",
+	"dev DEV store redis://HOST[:PORT]|redis-cluster://HOST[:PORT],... [fleet NAME] [host NAME] [interval MS] [lease MS] "
+	"[fallback share|closed]",
 	false, CAPS_LOAD,
 };
 const struct command cmd_fleet_show = { "fleet show", parse_fleet_show, run_fleet_show, "dev DEV", true, CAPS_READ };

@@ -13,7 +13,11 @@
  * as spent: a host stops spending at its own end of the lease, which
  * comes earlier, since it starts counting before it asks.
  *
- * Epochs: a tag's epoch is the server's run id and the instant it was
+ * Keys are spread over STORE_TAGS hash tags, each with an epoch key of
+ * its own, so that on a Redis Cluster a call (one per tag: its keys share
+ * a slot) goes to one master, and a slot carries its epoch when it moves.
+ *
+ * Epochs: a tag's epoch is its server's run id and the instant it was
  * first seen. A restart (data lost or not) or a failover to a replica
  * brings another run id, and every key of the tag then starts empty at
  * the epoch's start: credit granted before may still be spent, and was
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <hiredis/hiredis.h>
+#include "cluster.h"
 #include "store.h"
 
 static const char grant_lua[] =
@@ -108,75 +113,116 @@ static const char grant_lua[] =
 	"end\n"
 	"redis.register_function{function_name='tbctl_grant', callback=grant, flags={'allow-cross-slot-keys'}}\n";
 
-int store_parse_url(const char *url, struct store *s, char *err, size_t errlen)
+/* One HOST[:PORT] of a URL, up to end. */
+static int parse_node(const char *h, const char *end, struct store_node *n, const char *url, char *err,
+		      size_t errlen)
 {
-	const char *h = url, *end, *port = NULL;
-	char *e;
+	const char *hend, *port = NULL;
+	char num[8], *e;
 	long p = 6379;
 
-	memset(s, 0, sizeof(*s));
-	s->c = NULL;
-	s->timeout_ms = 200;
-	if (strncmp(h, "redis://", 8)) {
-		snprintf(err, errlen, "invalid store \"%s\": expected redis://HOST[:PORT]", url);
-		return -1;
-	}
-	h += 8;
 	if (*h == '[') {
-		end = strchr(++h, ']');
-		if (!end || (end[1] && end[1] != ':')) {
+		hend = memchr(h + 1, ']', end - h - 1);
+		if (!hend || (hend + 1 < end && hend[1] != ':')) {
 			snprintf(err, errlen, "invalid store \"%s\": an IPv6 address goes in brackets", url);
 			return -1;
 		}
-		if (end[1])
-			port = end + 2;
+		if (hend + 1 < end)
+			port = hend + 2;
+		h++;
 	} else {
-		end = h + strcspn(h, ":/");
-		if (*end == '/') {
+		hend = h;
+		while (hend < end && *hend != ':' && *hend != '/')
+			hend++;
+		if (hend < end && *hend == '/') {
 			snprintf(err, errlen, "invalid store \"%s\": no path or database is taken", url);
 			return -1;
 		}
-		if (*end == ':')
-			port = end + 1;
+		if (hend < end)
+			port = hend + 1;
 	}
-	if (end == h || (size_t)(end - h) >= sizeof(s->host)) {
+	if (hend == h || (size_t)(hend - h) >= sizeof(n->host)) {
 		snprintf(err, errlen, "invalid store \"%s\": missing or too long a host", url);
 		return -1;
 	}
 	if (port) {
-		errno = 0;
-		p = strtol(port, &e, 10);
-		if (!*port || *e || errno || p < 1 || p > 65535) {
+		if (port == end || (size_t)(end - port) >= sizeof(num)) {
+			snprintf(err, errlen, "invalid store \"%s\": the port must be 1-65535", url);
+			return -1;
+		}
+		memcpy(num, port, end - port);
+		num[end - port] = 0;
+		p = strtol(num, &e, 10);
+		if (*e || p < 1 || p > 65535) {
 			snprintf(err, errlen, "invalid store \"%s\": the port must be 1-65535", url);
 			return -1;
 		}
 	}
-	memcpy(s->host, h, end - h);
-	s->port = (int)p;
+	memset(n, 0, sizeof(*n));
+	memcpy(n->host, h, hend - h);
+	n->port = (int)p;
 	return 0;
+}
+
+int store_parse_url(const char *url, struct store *s, char *err, size_t errlen)
+{
+	const char *h = url, *end;
+
+	memset(s, 0, sizeof(*s));
+	s->timeout_ms = 200;
+	if (!strncmp(h, "redis://", 8)) {
+		h += 8;
+	} else if (!strncmp(h, "redis-cluster://", 16)) {
+		h += 16;
+		s->cluster = true;
+	} else {
+		snprintf(err, errlen, "invalid store \"%s\": expected redis://HOST[:PORT] or "
+			 "redis-cluster://HOST[:PORT][,HOST[:PORT]]...", url);
+		return -1;
+	}
+	do {
+		end = h + strcspn(h, ",");
+		if (s->nseeds == STORE_NODES || (!s->cluster && *end)) {
+			snprintf(err, errlen, "invalid store \"%s\": %s", url,
+				 s->cluster ? "at most 16 seeds" : "one server (redis-cluster:// takes several)");
+			return -1;
+		}
+		if (parse_node(h, end, &s->seeds[s->nseeds++], url, err, errlen))
+			return -1;
+		h = end + 1;
+	} while (*end);
+	return 0;
+}
+
+static void node_close(struct store_node *n)
+{
+	if (n->c)
+		redisFree(n->c);
+	n->c = NULL;
 }
 
 void store_close(struct store *s)
 {
-	if (s->c)
-		redisFree(s->c);
-	s->c = NULL;
+	for (int i = 0; i < s->nnodes; i++)
+		node_close(&s->nodes[i]);
+	s->nnodes = 0;
 }
 
 static int fail(struct store *s, const char *what, const char *why)
 {
 	snprintf(s->error, sizeof(s->error), "%.40s: %.80s", what, why);
-	store_close(s);
 	return -1;
 }
 
-/* A command's reply, or NULL with s->error saying why. */
-static redisReply *command(struct store *s, const char *what, int argc, const char **argv, const size_t *lens)
+/* A command's reply on n, or NULL with s->error saying why; n is closed
+ * when the connection failed. */
+static redisReply *command(struct store *s, struct store_node *n, const char *what, int argc, const char **argv)
 {
-	redisReply *r = redisCommandArgv(s->c, argc, argv, lens);
+	redisReply *r = redisCommandArgv(n->c, argc, argv, NULL);
 
 	if (!r) {
-		fail(s, what, ((redisContext *)s->c)->errstr[0] ? ((redisContext *)s->c)->errstr : "no reply");
+		fail(s, what, ((redisContext *)n->c)->errstr[0] ? ((redisContext *)n->c)->errstr : "no reply");
+		node_close(n);
 		return NULL;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
@@ -190,45 +236,129 @@ static redisReply *command(struct store *s, const char *what, int argc, const ch
 	return r;
 }
 
-int store_connect(struct store *s)
+static int node_open(struct store *s, struct store_node *n)
 {
 	struct timeval tv = { s->timeout_ms / 1000, s->timeout_ms % 1000 * 1000 };
-	const char *load[] = { "FUNCTION", "LOAD", "REPLACE", grant_lua }, *info[] = { "INFO", "server" };
 	char addr[96];
 	redisContext *c;
-	redisReply *r;
-	const char *id;
 
-	store_close(s);
-	snprintf(addr, sizeof(addr), "connect to %s:%d", s->host, s->port);
-	c = redisConnectWithTimeout(s->host, s->port, tv);
+	node_close(n);
+	snprintf(addr, sizeof(addr), "connect to %s:%d", n->host, n->port);
+	c = redisConnectWithTimeout(n->host, n->port, tv);
 	if (!c)
 		return fail(s, addr, "out of memory");
-	s->c = c;
-	if (c->err)
-		return fail(s, addr, c->errstr);
-	if (redisSetTimeout(c, tv))
-		return fail(s, addr, "cannot set a timeout");
-	r = command(s, "load the grant function", 4, load, NULL);
-	if (!r)
+	n->c = c;
+	if (c->err || redisSetTimeout(c, tv)) {
+		fail(s, addr, c->err ? c->errstr : "cannot set a timeout");
+		node_close(n);
 		return -1;
+	}
+	return 0;
+}
+
+/* Connect to n, load the grant function, read its run id. */
+static int node_connect(struct store *s, struct store_node *n)
+{
+	const char *load[] = { "FUNCTION", "LOAD", "REPLACE", grant_lua }, *info[] = { "INFO", "server" };
+	const char *id;
+	redisReply *r;
+	size_t len;
+
+	if (node_open(s, n))
+		return -1;
+	r = command(s, n, "load the grant function", 4, load);
+	if (!r)
+		goto out;
 	if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
 		freeReplyObject(r);
-		return fail(s, "load the grant function", "the store's answer is no function name");
+		fail(s, "load the grant function", "the store's answer is no function name");
+		goto out;
 	}
 	freeReplyObject(r);
-	r = command(s, "read the server's run id", 2, info, NULL);
+	r = command(s, n, "read the server's run id", 2, info);
 	if (!r)
-		return -1;
+		goto out;
 	id = r->type == REDIS_REPLY_STRING ? strstr(r->str, "run_id:") : NULL;
-	if (!id || strspn(id + 7, "0123456789abcdef") < 8 || strspn(id + 7, "0123456789abcdef") >= sizeof(s->run_id)) {
+	len = id ? strspn(id + 7, "0123456789abcdef") : 0;
+	if (len < 8 || len >= sizeof(n->run_id)) {
 		freeReplyObject(r);
-		return fail(s, "read the server's run id", "INFO server has no run_id");
+		fail(s, "read the server's run id", "INFO server has no run_id");
+		goto out;
 	}
-	snprintf(s->run_id, sizeof(s->run_id), "%.*s", (int)strspn(id + 7, "0123456789abcdef"), id + 7);
+	snprintf(n->run_id, sizeof(n->run_id), "%.*s", (int)len, id + 7);
 	freeReplyObject(r);
+	return 0;
+out:
+	node_close(n);
+	return -1;
+}
+
+/* The slot map, from the first seed (or known master) that gives it. */
+static int cluster_map(struct store *s)
+{
+	const char *shards[] = { "CLUSTER", "SHARDS" };
+	struct cluster_master m[STORE_NODES];
+	struct store_node from[2 * STORE_NODES];
+	int nfrom = 0, n = -1;
+
+	/* The masters known first: a seed may be gone. */
+	for (int i = 0; i < s->nnodes; i++) {
+		from[nfrom] = s->nodes[i];
+		from[nfrom++].c = NULL;
+	}
+	for (int i = 0; i < s->nseeds; i++)
+		from[nfrom++] = s->seeds[i];
+	store_close(s);
+	for (int i = 0; i < nfrom && n < 0; i++) {
+		redisReply *r;
+
+		if (node_open(s, &from[i]))
+			continue;
+		r = command(s, &from[i], "read the slot map (CLUSTER SHARDS)", 2, shards);
+		if (r) {
+			n = cluster_shards(r, m, STORE_NODES, s->slot_node);
+			if (n <= 0)
+				fail(s, "read the slot map (CLUSTER SHARDS)", "no masters, or not the command's answer");
+			freeReplyObject(r);
+		}
+		node_close(&from[i]);
+	}
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		memset(&s->nodes[i], 0, sizeof(s->nodes[i]));
+		memcpy(s->nodes[i].host, m[i].host, sizeof(s->nodes[i].host));
+		s->nodes[i].port = m[i].port;
+	}
+	s->nnodes = n;
+	return 0;
+}
+
+int store_connect(struct store *s)
+{
+	s->stale = false;
+	if (!s->cluster) {
+		store_close(s);
+		s->nodes[0] = s->seeds[0];
+		s->nnodes = 1;
+	} else if (cluster_map(s)) {
+		return -1;
+	}
+	for (int i = 0; i < s->nnodes; i++)
+		if (node_connect(s, &s->nodes[i])) {
+			store_close(s);
+			return -1;
+		}
 	s->error[0] = 0;
 	return 0;
+}
+
+void store_where(const struct store *s, char *buf, size_t len)
+{
+	if (s->cluster)
+		snprintf(buf, len, "cluster via %s:%d (%d masters)", s->seeds[0].host, s->seeds[0].port, s->nnodes);
+	else
+		snprintf(buf, len, "%s:%d", s->seeds[0].host, s->seeds[0].port);
 }
 
 unsigned int store_key(const char *fleet, const char *rule, const char *key, char *buf, size_t len)
@@ -246,80 +376,191 @@ unsigned int store_key(const char *fleet, const char *rule, const char *key, cha
 	return tag;
 }
 
+/* One tag's call: its epoch key and its asks' keys and arguments. */
+struct tag_call {
+	const char **argv;
+	int argc;
+	char epoch_key[96];
+	char (*nums)[24];
+	int node;
+	bool asked;                     /* ASK: try at ask */
+	struct cluster_master ask;
+};
+
+static int call_make(struct tag_call *t, const char *fleet, unsigned int tag, const char *host, const char *run_id,
+		     __u64 lease_ms, struct store_ask *a, const int *of, int n)
+{
+	int ni = 0;
+
+	t->argv = calloc(8 + 7 * n, sizeof(*t->argv));
+	t->nums = calloc(3 + 6 * n, sizeof(*t->nums));
+	if (!t->argv || !t->nums)
+		return -1;
+	snprintf(t->epoch_key, sizeof(t->epoch_key), "tbctl:{%s:%02u}:epoch", fleet, tag);
+	t->argv[0] = "FCALL";
+	t->argv[1] = "tbctl_grant";
+	snprintf(t->nums[ni], sizeof(t->nums[ni]), "%d", n + 1);
+	t->argv[2] = t->nums[ni++];
+	t->argv[3] = t->epoch_key;
+	t->argc = 4;
+	for (int i = 0; i < n; i++)
+		t->argv[t->argc++] = a[of[i]].key;
+	t->argv[t->argc++] = host;
+	t->argv[t->argc++] = run_id;
+	snprintf(t->nums[ni], sizeof(t->nums[ni]), "%llu", (unsigned long long)lease_ms);
+	t->argv[t->argc++] = t->nums[ni++];
+	t->argv[t->argc++] = "1";
+	for (int i = 0; i < n; i++) {
+		const struct store_ask *q = &a[of[i]];
+		__u64 v[6] = { 1, q->rate, q->burst, q->have, q->want, q->ret };
+
+		for (int j = 0; j < 6; j++) {
+			snprintf(t->nums[ni], sizeof(t->nums[ni]), "%llu", (unsigned long long)v[j]);
+			t->argv[t->argc++] = t->nums[ni++];
+		}
+	}
+	return 0;
+}
+
+/* The function's reply to a tag's call of n asks: the grants taken into
+ * a, or an error said. */
+static int call_take(struct store *s, redisReply *r, struct store_ask *a, const int *of, int n, char *epoch,
+		     size_t epochlen)
+{
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)n + 1 || r->element[0]->type != REDIS_REPLY_STRING)
+		return fail(s, "grant", "the store's answer is not the grant function's (garbage)");
+	for (int i = 0; i < n; i++) {
+		redisReply *g = r->element[i + 1];
+
+		if (g->type != REDIS_REPLY_INTEGER || g->integer < 0 || (__u64)g->integer > a[of[i]].want)
+			return fail(s, "grant", "the store granted what was not asked for (garbage)");
+	}
+	for (int i = 0; i < n; i++) {
+		a[of[i]].granted = r->element[i + 1]->integer;
+		a[of[i]].done = true;
+	}
+	snprintf(epoch, epochlen, "%s", r->element[0]->str);
+	return 0;
+}
+
+/* The node that serves host:port, connected; -1 if it cannot be. */
+static int node_at(struct store *s, const struct cluster_master *m)
+{
+	for (int i = 0; i < s->nnodes; i++)
+		if (!strcmp(s->nodes[i].host, m->host) && s->nodes[i].port == m->port)
+			return s->nodes[i].c || !node_connect(s, &s->nodes[i]) ? i : -1;
+	return -1;
+}
+
 int store_grant(struct store *s, const char *fleet, const char *host, __u64 lease_ms, struct store_ask *a,
 		size_t n, char *epoch, size_t epochlen)
 {
-	int used[STORE_TAGS], nep = 0, argc;
-	size_t nargs = 7 + STORE_TAGS + 7 * n;
-	const char **argv = calloc(nargs, sizeof(*argv));
-	char (*nums)[24] = calloc(6 * n + 4 + STORE_TAGS, sizeof(*nums));
-	char (*epk)[96] = calloc(STORE_TAGS, sizeof(*epk));
-	int slot[STORE_TAGS];
-	redisReply *r;
-	int ni = 0, rc = -1;
+	struct tag_call calls[STORE_TAGS] = {};
+	int count[STORE_TAGS] = {}, *of[STORE_TAGS] = {}, left = 0;
+	unsigned int tags[STORE_TAGS], ntags = 0;
 
-	if (!argv || !nums || !epk) {
-		snprintf(s->error, sizeof(s->error), "grant: out of memory");
-		goto out;
-	}
-	if (!s->c && store_connect(s))
-		goto out;
-	memset(slot, -1, sizeof(slot));
 	for (size_t i = 0; i < n; i++)
-		if (slot[a[i].tag] < 0) {
-			slot[a[i].tag] = nep;
-			used[nep++] = a[i].tag;
-		}
-	argv[0] = "FCALL";
-	argv[1] = "tbctl_grant";
-	snprintf(nums[ni], sizeof(nums[ni]), "%zu", nep + n);
-	argv[2] = nums[ni++];
-	argc = 3;
-	for (int i = 0; i < nep; i++) {
-		snprintf(epk[i], sizeof(epk[i]), "tbctl:{%s:%02u}:epoch", fleet, used[i]);
-		argv[argc++] = epk[i];
-	}
+		a[i].done = false;
+	if ((s->stale || !s->nnodes) && store_connect(s))
+		return (int)n;
 	for (size_t i = 0; i < n; i++)
-		argv[argc++] = a[i].key;
-	argv[argc++] = host;
-	argv[argc++] = s->run_id;
-	snprintf(nums[ni], sizeof(nums[ni]), "%llu", (unsigned long long)lease_ms);
-	argv[argc++] = nums[ni++];
-	snprintf(nums[ni], sizeof(nums[ni]), "%d", nep);
-	argv[argc++] = nums[ni++];
-	for (size_t i = 0; i < n; i++) {
-		__u64 v[6] = { slot[a[i].tag] + 1, a[i].rate, a[i].burst, a[i].have, a[i].want, a[i].ret };
-
-		for (int j = 0; j < 6; j++) {
-			snprintf(nums[ni], sizeof(nums[ni]), "%llu", (unsigned long long)v[j]);
-			argv[argc++] = nums[ni++];
-		}
-	}
-	r = command(s, "grant", argc, argv, NULL);
-	if (!r)
-		goto out;
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != n + 1 || r->element[0]->type != REDIS_REPLY_STRING) {
-		freeReplyObject(r);
-		fail(s, "grant", "the store's answer is not the grant function's (garbage)");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		redisReply *g = r->element[i + 1];
-
-		if (g->type != REDIS_REPLY_INTEGER || g->integer < 0 || (__u64)g->integer > a[i].want) {
-			freeReplyObject(r);
-			fail(s, "grant", "the store granted what was not asked for (garbage)");
+		count[a[i].tag]++;
+	for (unsigned int t = 0; t < STORE_TAGS; t++) {
+		if (!count[t])
+			continue;
+		of[t] = calloc(count[t], sizeof(int));
+		if (!of[t]) {
+			fail(s, "grant", "out of memory");
 			goto out;
 		}
+		tags[ntags++] = t;
+		count[t] = 0;
 	}
 	for (size_t i = 0; i < n; i++)
-		a[i].granted = r->element[i + 1]->integer;
-	snprintf(epoch, epochlen, "%s", r->element[0]->str);
-	freeReplyObject(r);
-	rc = 0;
+		of[a[i].tag][count[a[i].tag]++] = (int)i;
+	/* Every tag's call appended to its server's connection, then the
+	 * replies read: a round trip a server. */
+	for (unsigned int k = 0; k < ntags; k++) {
+		unsigned int t = tags[k];
+		struct tag_call *c = &calls[t];
+
+		c->node = 0;
+		if (s->cluster) {
+			char key[96];
+
+			snprintf(key, sizeof(key), "{%s:%02u}", fleet, t);
+			c->node = s->slot_node[cluster_slot(key)];
+		}
+		if (c->node < 0 || c->node >= s->nnodes || (!s->nodes[c->node].c && node_connect(s, &s->nodes[c->node]))) {
+			c->node = -1;
+			continue;
+		}
+		if (call_make(c, fleet, t, host, s->nodes[c->node].run_id, lease_ms, a, of[t], count[t]) ||
+		    redisAppendCommandArgv(s->nodes[c->node].c, c->argc, c->argv, NULL) != REDIS_OK)
+			c->node = -1;
+	}
+	for (unsigned int k = 0; k < ntags; k++) {
+		unsigned int t = tags[k], slot;
+		struct tag_call *c = &calls[t];
+		struct store_node *nd = c->node >= 0 ? &s->nodes[c->node] : NULL;
+		struct cluster_master to;
+		redisReply *r = NULL;
+		int kind;
+
+		if (!nd || !nd->c)
+			continue;
+		if (redisGetReply(nd->c, (void **)&r) != REDIS_OK || !r) {
+			fail(s, "grant", ((redisContext *)nd->c)->errstr[0] ? ((redisContext *)nd->c)->errstr : "no reply");
+			node_close(nd);
+			continue;
+		}
+		kind = r->type == REDIS_REPLY_ERROR ? cluster_redirect(r->str, &slot, &to) : 0;
+		if (kind == 1) {
+			/* The slot moved: the map is read again next round. */
+			s->stale = true;
+			fail(s, "grant", r->str);
+		} else if (kind == 2) {
+			/* The slot is moving and the keys are at the target:
+			 * asked there once every pipelined reply is in. */
+			c->ask = to;
+			c->asked = true;
+			fail(s, "grant", r->str);
+		} else if (r->type == REDIS_REPLY_ERROR) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "the store answered \"%.60s\"", r->str);
+			fail(s, "grant", why);
+		} else {
+			call_take(s, r, a, of[t], count[t], epoch, epochlen);
+		}
+		if (r)
+			freeReplyObject(r);
+	}
+	for (unsigned int k = 0; k < ntags; k++) {
+		struct tag_call *c = &calls[tags[k]];
+		const char *asking[] = { "ASKING" };
+		redisReply *r;
+		int at;
+
+		if (!c->asked || (at = node_at(s, &c->ask)) < 0)
+			continue;
+		r = command(s, &s->nodes[at], "grant (ASKING)", 1, asking);
+		if (!r)
+			continue;
+		freeReplyObject(r);
+		r = command(s, &s->nodes[at], "grant (asked)", c->argc, c->argv);
+		if (r) {
+			call_take(s, r, a, of[tags[k]], count[tags[k]], epoch, epochlen);
+			freeReplyObject(r);
+		}
+	}
 out:
-	free(argv);
-	free(nums);
-	free(epk);
-	return rc;
+	for (unsigned int t = 0; t < STORE_TAGS; t++) {
+		free(of[t]);
+		free(calls[t].argv);
+		free(calls[t].nums);
+	}
+	for (size_t i = 0; i < n; i++)
+		left += !a[i].done;
+	return left;
 }

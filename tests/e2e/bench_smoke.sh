@@ -68,8 +68,15 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 25 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
-check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 7 ]
+check "every target has a measured ratio" jq -e '(.targets | length) == 28 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 9 ]
+for sec in fleet-use fleet-move fleet-scale; do
+	check "fleet: $sec measured" jq -e "[.fleet[] | select(.section == \"$sec\")] | length >= 1" "$r" >/dev/null
+done
+for scheme in tbctl local count; do
+	check "fleet simulation: $scheme's worst window and use" \
+		jq -e "[.fleet[] | select(.section == \"fleet-sim\" and .scheme == \"$scheme\") | .worst_bound_ratio > 0 and .use_mean > 0] | length >= 1 and all" "$r" >/dev/null
+done
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]
 for lim in tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do

@@ -6,83 +6,44 @@
 # ten of it, or to one alone. The fleet admits at most b + r*T plus the
 # hosts' static shares plus one frame a host, and at least 0.95 of the
 # rate less the shares, also while the store is stopped (SIGSTOP), and
-# killed and restarted empty. Then what is refused and what status says.
+# killed and restarted empty, and on a 3-master Redis Cluster. Then what
+# is refused and what status says.
 # FLEET_QUICK=1 (the VM stage) runs the even split and the restart only.
 . "$(dirname "$0")/lib.bash"
+. "$ROOT/tools/fleet.bash"
 
 N=4
 R=500000; B=50000                # 4mbit, 100 ms of it
 SR=5000; SB=1514                 # each host's share: 40kbit, one frame
 PPS=960                          # 2x the cap in frames of FRAME4
-SEND_S=${FLEET_SEND_S:-3}
+SEND_S=3
 CLIENT=198.18.0.10
-S=tbf$ID
-H=() AGENTS=() REDIS_PID=
-for i in $(seq 1 $N); do H+=("tbf$ID$i"); done
 
-session_cleanup() {
-	local p
-	for p in "${AGENTS[@]}"; do kill "$p" 2>/dev/null; done
-	[[ -n $REDIS_PID ]] && kill -CONT "$REDIS_PID" 2>/dev/null && kill "$REDIS_PID" 2>/dev/null
-	wait 2>/dev/null
-	for i in $(seq 1 $N); do netns_del "$TBCTL" "${H[i - 1]}" "${H[i - 1]}"; done
-	ip netns del "$S" 2>/dev/null
-}
 tmp=$(mktemp -d)
-trap netns_session_end EXIT
-NS_S=$S NS_R=${H[0]} DEV_R=${H[0]} DEV_S=$S
-
-free_port() {
-	local p
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" | grep -q . || { echo $p; return; }
-	done
-	return 1
-}
-PORT=$(free_port)
+trap 'fleet_down; rm -rf "$tmp"' EXIT
+fleet_hosts "$ID" $N $CLIENT || { echo "cannot create namespaces"; exit 1; }
+H=("${FLEET_H[@]}")
+D=()
+for i in $(seq 1 $N); do D+=("198.18.$i.2"); done
+PORT=$(fleet_free_port)
 STORE=redis://127.0.0.1:$PORT
 
-# A daemon, so that the shell has no job to report when the test kills it.
-redis_start() {
-	rm -f "$tmp/redis.pid"
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning \
-		--daemonize yes --pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" || return 1
-	within 5 "redis-server answered" redis_up "$PORT" && REDIS_PID=$(cat "$tmp/redis.pid")
-}
-redis_up() { [[ $(redis-cli -p "$1" ping 2>/dev/null) == PONG && -s $tmp/redis.pid ]]; }
-
-ip netns add "$S" && ip -n "$S" link set lo up && ip -n "$S" addr add $CLIENT/32 dev lo
+check "redis-server started on port $PORT" fleet_redis "$PORT"
+REDIS_PID=${FLEET_REDIS[0]}
 for i in $(seq 1 $N); do
 	h=${H[i - 1]}
-	netns_pair_to() { ip netns add "$h" && ip link add "s$h" netns "$S" type veth peer name "$h" netns "$h"; }
-	netns_pair_to || { echo "cannot create namespaces"; exit 1; }
-	ip -n "$S" link set "s$h" up
-	ip -n "$h" link set lo up
-	ip -n "$h" link set "$h" addrgenmode none up
-	ip -n "$S" addr add "198.18.$i.1/24" dev "s$h"
-	ip -n "$h" addr add "198.18.$i.2/24" dev "$h"
-	netns_neigh "$S" "s$h" "$h" "$h" "198.18.$i.2"
-done
-hb() { nsenter --net=/var/run/netns/"$1" "$TBCTL" "${@:2}"; }
-
-check "redis-server started on port $PORT" redis_start
-for i in $(seq 1 $N); do
-	h=${H[i - 1]}
-	check "host $i: attach" hb "$h" attach dev "$h" mode xdp
-	check "host $i: a fleet rule" hb "$h" rule set dev "$h" 198.18.0.0/16 rate 4mbit burst $B \
+	check "host $i: attach" fleet_tb "$h" attach dev "$h" mode xdp
+	check "host $i: a fleet rule" fleet_tb "$h" rule set dev "$h" 198.18.0.0/16 rate 4mbit burst $B \
 		fleet on share 40kbit
 done
-for i in $(seq 1 $N); do
-	"$TBCTL" fleet run dev "${H[i - 1]}" store "$STORE" host "h$i" interval 10 2>"$tmp/agent$i.err" &
-	AGENTS+=($!)
-done
-agents_up() { for h in "${H[@]}"; do "$TBCTL" status dev "$h" | grep -q 'agent running'; done; }
+fleet_agents "$STORE" interval 10
+agents_up() { for h in "${H[@]}"; do "$TBCTL" status dev "$h" | grep -q 'agent running' || return 1; done; }
 check "the agents run" within 5 "the agents said they run" agents_up
 
 # send NAME DST... : the client's frames to the hosts of DST at PPS in
-# all, for SEND_S seconds; receivers in every host. Sets GOT (frames
-# received by all hosts) and HI (the fleet's bound in bytes).
+# all, for SEND_S seconds; receivers in every host. Sets GOT (bytes the
+# hosts received), HI (the fleet's bound) and LO (0.95 of the rate less
+# the shares).
 send() {
 	local name=$1 i pids=() got=0 t
 	shift
@@ -91,8 +52,8 @@ send() {
 		pids+=($!)
 	done
 	for i in $(seq 1 $N); do listening "${H[i - 1]}" udp 9000; done
-	ip netns exec "$S" "$TBGEN" send --src $CLIENT --dst "$(IFS=,; echo "$*")" --seconds $SEND_S \
-		--size $PAYLOAD --pps "${SEND_PPS:-$PPS}" >"$tmp/$name.sent"
+	ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst "$(IFS=,; echo "$*")" --seconds $SEND_S \
+		--size $PAYLOAD --pps $PPS >"$tmp/$name.sent"
 	wait "${pids[@]}"
 	for i in $(seq 1 $N); do
 		got=$((got + $(awk -v s=$CLIENT '$1 == s { n += $2 } END { print n + 0 }' "$tmp/$name.recv$i")))
@@ -112,8 +73,6 @@ use() {
 	check "$name: the fleet admitted $GOT bytes <= b + r*T + shares + a frame a host = $HI" [ "$GOT" -le "$HI" ]
 	check "$name: and >= 0.95 (r - shares) T = $LO" [ "$GOT" -ge "$LO" ]
 }
-D=()
-for i in $(seq 1 $N); do D+=("198.18.$i.2"); done
 
 # What fleet show says of the key while the client sends.
 (sleep 1.5; "$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show") &
@@ -138,27 +97,50 @@ if [[ -z ${FLEET_QUICK:-} ]]; then
 fi
 
 # Killed, then restarted empty: a new epoch, whose keys start empty.
-(sleep 0.8; kill -KILL "$REDIS_PID"; sleep 0.7; redis_start) &
+(sleep 0.8; kill -KILL "$REDIS_PID"; sleep 0.7; fleet_redis "$PORT") &
 restarter=$!
 SEND_S=4 send restarted "${D[@]}"
 wait $restarter
-REDIS_PID=$(cat "$tmp/redis.pid")
+FLEET_REDIS+=("$(cat "$tmp/redis-$PORT.pid")")
 check "store restarted empty: admitted $GOT bytes <= $HI" [ "$GOT" -le "$HI" ]
 check "grants resumed after the restart: $GOT bytes > 0.95 r * 2 s" [ "$GOT" -ge $((R * 2 * 95 / 100)) ]
 check "status: the store reachable again" within 3 "status said reachable" \
 	bash -c "\"$TBCTL\" status dev ${H[1]} | grep -q 'reachable,'"
 epochs=$(redis-cli -p "$PORT" --scan --pattern 'tbctl:*:epoch' | wc -l)
 check "the restarted store has its epoch keys ($epochs)" [ "$epochs" -ge 1 ]
-
 check "the metrics count fleet refusals" \
-	grep -Eq '^tbctl_fleet_refused_packets_total\{.*\} [1-9]' <(hb "${H[0]}" metrics dev "${H[0]}")
+	grep -Eq '^tbctl_fleet_refused_packets_total\{.*\} [1-9]' <(fleet_tb "${H[0]}" metrics dev "${H[0]}")
+check "the metrics say the agent is up and the store reachable" \
+	bash -c "'$TBCTL' metrics dev ${H[0]} | grep -Eq '^tbctl_fleet_store_reachable\{dev=\"${H[0]}\",fleet=\"tbctl\"\} 1$'"
+
+# The same fleet on a 3-master Redis Cluster on loopback: the agents route
+# each key's call to its slot's master.
+STORES=("$PORT")
+if [[ -z ${FLEET_QUICK:-} ]]; then
+	fleet_agents_stop
+	STORES=()
+	for n in 1 2 3; do
+		STORES+=("$(fleet_free_port)")
+		fleet_redis "${STORES[n - 1]}" --cluster-enabled yes --cluster-config-file "nodes-${STORES[n - 1]}.conf"
+	done
+	check "a 3-master cluster made, and ok" fleet_cluster "${STORES[@]}"
+	fleet_agents "redis-cluster://127.0.0.1:${STORES[1]}" interval 10
+	check "the agents run on the cluster" within 5 "the agents said they run" agents_up
+	check "status names the cluster" bash -c "'$TBCTL' status dev ${H[0]} | grep -q 'cluster via 127.0.0.1'"
+	use cluster "${D[@]}"
+	keys=0
+	for p in "${STORES[@]}"; do keys=$((keys + $(redis-cli -p "$p" --scan --pattern 'tbctl:*' | wc -l))); done
+	check "the cluster holds the client's key and its epoch ($keys keys)" [ "$keys" -ge 2 ]
+fi
 
 # The agent gives back what it holds when it stops.
-kill "${AGENTS[0]}"
-wait "${AGENTS[0]}"
+kill "${FLEET_AGENTS[0]}"
+wait "${FLEET_AGENTS[0]}"
 check "a stopped agent exits 0" [ $? = 0 ]
 check "status says the agent stopped" bash -c "\"$TBCTL\" status dev ${H[0]} | grep -q 'agent stopped'"
-o=$(redis-cli -p "$PORT" --scan --pattern "tbctl:*:$CLIENT" | while read -r k; do redis-cli -p "$PORT" hget "$k" o:h1; done)
+o=$(for p in "${STORES[@]}"; do
+	redis-cli -p "$p" --scan --pattern "tbctl:*:$CLIENT" | while read -r k; do redis-cli -p "$p" hget "$k" o:h1; done
+done)
 check "the store holds nothing for host 1 once its agent stopped ('$o')" [ -z "$o" ]
 
 # Bad input: nothing changes, and the error says what is wrong.
@@ -167,11 +149,8 @@ check "an unreachable store at start: exit 1 ($?): \"$out\"" \
 	bash -c "[[ \$1 == *'connect to 127.0.0.1:1'* ]]" _ "$out"
 out=$("$TBCTL" fleet run dev "${H[1]}" store "127.0.0.1:$PORT" 2>&1); rc=$?
 check "a malformed store URL: exit 2 ($rc): \"$out\"" bash -c "[ $rc = 2 ] && [[ \$1 == *'redis://'* ]]" _ "$out"
-G=$(free_port)
-redis-server --port "$G" --bind 127.0.0.1 --save '' --rename-command FUNCTION "" --daemonize yes \
-	--pidfile "$tmp/redis2.pid" --logfile "$tmp/redis2.log"
-within 5 "the second redis-server answered" bash -c "[ -s $tmp/redis2.pid ]" && AGENTS+=("$(cat "$tmp/redis2.pid")")
-within 5 "the second redis-server answered" bash -c "redis-cli -p $G ping 2>/dev/null | grep -q PONG"
+G=$(fleet_free_port)
+fleet_redis "$G" --rename-command FUNCTION ""
 out=$("$TBCTL" fleet run dev "${H[1]}" store "redis://127.0.0.1:$G" 2>&1); rc=$?
 check "a store without functions: exit 1 ($rc): \"$out\"" \
 	bash -c "[ $rc = 1 ] && [[ \$1 == *'load the grant function'* ]]" _ "$out"

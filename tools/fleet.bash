@@ -1,0 +1,103 @@
+# Sourced by the fleet test and the fleet benchmark: a sender namespace
+# FLEET_S holding the client addresses on its loopback, cabled to hosts
+# FLEET_H[0..N) (namespace and device alike: "s" + name on the sender's
+# side), host i at 198.18.i.2/24; redis-servers as daemons on loopback
+# ports; the agents. Callers set TBCTL and tmp, and remove it all with
+# fleet_down (a trap). Only their own namespaces, links and processes are
+# touched.
+FLEET_H=() FLEET_AGENTS=() FLEET_REDIS=()
+
+# fleet_free_port: a loopback TCP port nothing listens on.
+fleet_free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+	return 1
+}
+
+# fleet_hosts ID N CLIENT...: the sender and N hosts.
+fleet_hosts() {
+	local id=$1 n=$2 h i a
+	shift 2
+	FLEET_S=tbf$id
+	ip netns add "$FLEET_S" && ip -n "$FLEET_S" link set lo up || return 1
+	for a in "$@"; do ip -n "$FLEET_S" addr add "$a/32" dev lo || return 1; done
+	for i in $(seq 1 "$n"); do
+		h=tbf$id$i
+		FLEET_H+=("$h")
+		ip netns add "$h" && ip link add "s$h" netns "$FLEET_S" type veth peer name "$h" netns "$h" || return 1
+		ip -n "$FLEET_S" link set "s$h" up
+		ip -n "$h" link set lo up
+		ip -n "$h" link set "$h" addrgenmode none up
+		ip -n "$FLEET_S" addr add "198.18.$i.1/24" dev "s$h"
+		ip -n "$h" addr add "198.18.$i.2/24" dev "$h"
+		netns_neigh "$FLEET_S" "s$h" "$h" "$h" "198.18.$i.2"
+	done
+}
+
+# fleet_tb HOST ARG...: tbctl in host HOST's namespace.
+fleet_tb() { nsenter --net=/var/run/netns/"$1" "$TBCTL" "${@:2}"; }
+
+# fleet_redis PORT [ARG...]: a redis-server daemon on 127.0.0.1:PORT, its
+# files in $tmp/redis-PORT.*, ready; its PID kept for fleet_down (call it
+# from this shell, not a subshell). The daemon gets no descriptor beyond
+# the standard ones, which it sends to /dev/null: one on a pipe (the
+# tests' fd 3) would hold the reader at the other end.
+fleet_redis() {
+	local port=$1 pid=$tmp/redis-$1.pid
+	shift
+	rm -f "$pid"
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning --daemonize yes \
+		--pidfile "$pid" --logfile "$tmp/redis-$port.log" --dir "$tmp" "$@" 3>&- || return 1
+	for _ in $(seq 1 250); do
+		if [[ -s $pid && $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]]; then
+			FLEET_REDIS+=("$(cat "$pid")")
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "redis-server on port $port did not answer" >&2
+	return 1
+}
+
+# fleet_cluster PORT...: those servers (started by fleet_redis with
+# --cluster-enabled yes) made one cluster of masters, and ok.
+fleet_cluster() {
+	local p args=()
+	for p in "$@"; do args+=("127.0.0.1:$p"); done
+	redis-cli --cluster create "${args[@]}" --cluster-replicas 0 --cluster-yes >/dev/null 2>&1 || return 1
+	for _ in $(seq 1 500); do
+		redis-cli -p "$1" cluster info 2>/dev/null | grep -q cluster_state:ok && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# fleet_agents URL [ARG...]: an agent for every host (host name hN),
+# their PIDs in FLEET_AGENTS, stderr in $tmp/agentN.err.
+fleet_agents() {
+	local url=$1 i
+	shift
+	for i in $(seq 1 ${#FLEET_H[@]}); do
+		"$TBCTL" fleet run dev "${FLEET_H[i - 1]}" store "$url" host "h$i" "$@" 2>"$tmp/agent$i.err" &
+		FLEET_AGENTS+=($!)
+	done
+}
+
+fleet_agents_stop() {
+	local p
+	for p in "${FLEET_AGENTS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${FLEET_AGENTS[@]}"; do wait "$p" 2>/dev/null; done
+	FLEET_AGENTS=()
+}
+
+fleet_down() {
+	local h p
+	fleet_agents_stop
+	for p in "${FLEET_REDIS[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	for h in "${FLEET_H[@]}"; do netns_del "$TBCTL" "$h" "$h"; done
+	[[ -n ${FLEET_S:-} ]] && ip netns del "$FLEET_S" 2>/dev/null
+	return 0
+}
