@@ -182,6 +182,11 @@ done
 log "fleet caps"
 : >"$tmp/fleet.jsonl"
 FLEET_BENCH_SMOKE=$SMOKE "$ROOT/tools/fleet_bench.sh" --out "$tmp/fleet.jsonl"
+if [[ $SMOKE != 1 ]]; then
+	log "fleet caps in Debian's kernel (VM): a move with 5 and 20 ms more to the store"
+	"$ROOT/tests/vm/run" --timeout 1200 -- env FLEET_BENCH_DELAYS="5 20" "$ROOT/tools/fleet_bench.sh" |
+		tr -d '\r' | grep --line-buffered '^{"section"' >>"$tmp/fleet.jsonl"
+fi
 
 jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" --slurpfile control "$tmp/control.jsonl" \
 	--slurpfile acc "$tmp/accuracy.jsonl" --slurpfile fleet "$tmp/fleet.jsonl" \
@@ -252,7 +257,7 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" -
 			{ name: "fleet, 4 hosts, a client at 2x its cap split evenly, 90/10, on one: every 1 s window >= 0.95 x (r - shares)",
 			  ratio: ([$fleet[] | select(.section == "fleet-use") | ratio(0.95 * (1 - .share_of_rate); .use_min)] | max), limit: 1 },
 			{ name: "fleet: a client moved wholly to another host is back at 0.95 x its cap within 100 ms",
-			  ratio: ([$fleet[] | select(.section == "fleet-move") | .back_ms / 100] | max), limit: 1 },
+			  ratio: ([$fleet[] | select(.section == "fleet-move" and .added_delay_ms == 0) | .back_ms / 100] | max), limit: 1 },
 			{ name: "fleet, simulated hosts on one redis-server and on a 3-master cluster: every window <= b + r*T + shares + a packet a host",
 			  ratio: ([$fleet[] | select(.section == "fleet-sim" and .scheme == "tbctl") | .worst_bound_ratio] | max), limit: 1 }
 		] | map(. + { met: (.ratio != null and .ratio <= .limit) })
@@ -290,7 +295,9 @@ jq -r '
 	"\n## Fleet caps (4 hosts in namespaces, one redis-server on loopback)\n",
 	"| split | 1 s windows | use: min | mean | shares (of r) |", "|---|---|---|---|---|",
 	(.fleet[] | select(.section == "fleet-use") | "| \(.split) | \(.windows) | \(f(.use_min)) | \(f(.use_mean)) | \(f(.share_of_rate)) |"),
-	(.fleet[] | select(.section == "fleet-move") | "\nMoved wholly to another host: back at 0.95 of the cap after \(.back_ms) ms (store round trip \(.store_rtt_us) us).\n"),
+	"\nMoved wholly to another host: back at 0.95 of the cap after\n",
+	(.fleet[] | select(.section == "fleet-move") | "- \(.back_ms) ms with \(.added_delay_ms) ms added to the store (its round trip, as the agent saw it: \(.store_rtt_us) us)"),
+	"",
 	"| busy keys (one host) | keys held | agent CPU (cores) | store commands/s | agent calls |", "|---|---|---|---|---|",
 	(.fleet[] | select(.section == "fleet-scale") | "| \(.busy_keys) | \(.keys_held) | \(f(.agent_cpu)) | \(.store_commands_per_s) | \(.agent_calls) |"),
 	"\n## Fleet caps simulated, beside the anchors (fleetsim, real time, a client at twice its cap)\n",

@@ -4,7 +4,8 @@
 #      redis-server: a client at twice its cap split evenly, 90/10 and all
 #      on one host: the use of the rate over 1 s windows; and the time
 #      until a client whose traffic moves wholly to another host is back
-#      at 0.95 of the cap.
+#      at 0.95 of the cap (with FLEET_BENCH_DELAYS, that alone, at each
+#      added delay to the store: netem, in the VM).
 #   B  one host, its agent keeping 10,000 and 100,000 busy keys: the
 #      agent's CPU and the store's commands per second.
 #   C  fleetsim: 64 simulated hosts against one redis-server and against a
@@ -65,6 +66,7 @@ slots() {
 }
 DST=(198.18.1.2 198.18.2.2 198.18.3.2 198.18.4.2)
 for split in even 90-10 one; do
+	[[ -n ${FLEET_BENCH_DELAYS:-} ]] && break
 	case $split in
 	even) d=$(IFS=,; echo "${DST[*]}") ;;
 	90-10) d=$(printf '198.18.1.2,%.0s' 1 2 3 4 5 6 7 8 9)198.18.2.2 ;;
@@ -88,22 +90,61 @@ for split in even 90-10 one; do
 		}' >>"$OUTF"
 done
 
-log "A: a move from host 1 to host 2"
-recv_all move $((2 * SEND_S + 2))
-ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.1.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
-ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.2.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
-wait "${RPIDS[@]}"
-rtt=$("$TBCTL" -j status dev "${FLEET_H[1]}" | jq '.[0].fleet.rtt_us')
-slots "$tmp/move.recv2" | awk -v r=$R -v rtt="$rtt" '
-	$2 > 0 { s[$1] = $2; if (!m0 || $1 < m0) m0 = $1; if ($1 > m1) m1 = $1 }
-	END {
-		# Back: the first 50 ms from which host 2 admits 0.95 of the cap.
-		for (i = m0; i + 4 <= m1; i++) {
-			w = 0; for (j = i; j < i + 5; j++) w += s[j]
-			if (w >= 0.95 * r * 0.05) break
-		}
-		printf "{\"section\": \"fleet-move\", \"store_rtt_us\": %d, \"back_ms\": %d}\n", rtt, (i - m0) * 10
-	}' >>"$OUTF"
+# move DELAY_MS: the client moves wholly from host 1 to host 2; the time
+# until host 2 admits 0.95 of the cap over 50 ms.
+move() {
+	local rtt
+	log "A: a move from host 1 to host 2 (store round trip + $1 ms)"
+	recv_all move $((2 * SEND_S + 2))
+	ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.1.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
+	ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.2.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
+	wait "${RPIDS[@]}"
+	rtt=$("$TBCTL" -j status dev "${FLEET_H[1]}" | jq '.[0].fleet.rtt_us')
+	slots "$tmp/move.recv2" | awk -v r=$R -v rtt="$rtt" -v d="$1" '
+		$2 > 0 { s[$1] = $2; if (!m0 || $1 < m0) m0 = $1; if ($1 > m1) m1 = $1 }
+		END {
+			for (i = m0; i + 4 <= m1; i++) {
+				w = 0; for (j = i; j < i + 5; j++) w += s[j]
+				if (w >= 0.95 * r * 0.05) break
+			}
+			printf "{\"section\": \"fleet-move\", \"added_delay_ms\": %d, \"store_rtt_us\": %d, \"back_ms\": %d}\n", d, rtt, (i - m0) * 10
+		}' >>"$OUTF"
+}
+
+# FLEET_BENCH_DELAYS="5 20" (the VM, which has netem): the move alone, the
+# store in a namespace of its own behind that much delay, the agents in
+# the sender's namespace.
+if [[ -n ${FLEET_BENCH_DELAYS:-} ]]; then
+	fleet_agents_stop
+	ST=tbfst$$
+	ip netns add "$ST"
+	ip link add "sv$$" netns "$FLEET_S" type veth peer name "st$$" netns "$ST"
+	ip -n "$ST" link set lo up
+	ip -n "$ST" link set "st$$" up
+	ip -n "$FLEET_S" link set "sv$$" up
+	ip -n "$ST" addr add 198.19.255.2/30 dev "st$$"
+	ip -n "$FLEET_S" addr add 198.19.255.1/30 dev "sv$$"
+	SP=$(fleet_free_port)
+	nsenter --net=/var/run/netns/"$ST" redis-server --port "$SP" --bind 198.19.255.2 --save '' --appendonly no \
+		--daemonize yes --pidfile "$tmp/store.pid" --logfile "$tmp/store.log" --dir "$tmp" 3>&-
+	for _ in $(seq 1 250); do [[ -s $tmp/store.pid ]] && break; sleep 0.02; done
+	FLEET_REDIS+=("$(cat "$tmp/store.pid")")
+	for d in $FLEET_BENCH_DELAYS; do
+		ip netns exec "$ST" tc qdisc replace dev "st$$" root netem delay "${d}ms"
+		for i in 1 2 3 4; do
+			nsenter --net=/var/run/netns/"$FLEET_S" "$TBCTL" fleet run dev "${FLEET_H[i - 1]}" \
+				store "redis://198.19.255.2:$SP" host "h$i" interval 10 fleet "d$d" 2>"$tmp/agent$i.err" &
+			FLEET_AGENTS+=($!)
+		done
+		sleep 1
+		move "$d"
+		fleet_agents_stop
+	done
+	ip netns del "$ST"
+	exit 0
+fi
+
+move 0
 fleet_agents_stop
 
 # B. One host, many busy keys: a flood from KEYS sources (a power of two

@@ -129,6 +129,25 @@ static int parse_show(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
+/* A fleet rule's bucket: what its fleet key holds here (credit under a
+ * lease that still runs) and was refused for want of share and credit. */
+static void fleet_fields(const struct show *sh, const struct row *r, const struct tb_rule *rule,
+			 struct json_object *o)
+{
+	struct tb_fleet_key k = { .rule = rule->shared };
+	struct tb_fleet_entry e;
+
+	if (!r->shared)
+		k.key = r->addr;
+	if (bpf_map_lookup_elem(sh->m->fleet, &k, &e)) {
+		json_add_u64(o, "fleet_credit", 0);
+		json_add_u64(o, "fleet_refused", 0);
+		return;
+	}
+	json_add_u64(o, "fleet_credit", e.credit > 0 && e.expires_ns > sh->now ? (__u64)e.credit : 0);
+	json_add_u64(o, "fleet_refused", e.refused);
+}
+
 static void print_row(struct show *sh, const struct row *r)
 {
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
@@ -167,6 +186,8 @@ static void print_row(struct show *sh, const struct row *r)
 		json_add_u64(o, "dropped_bytes", c->dropped_bytes);
 		json_add_u64(o, "monitored_packets", c->monitored_packets);
 		json_add_u64(o, "monitored_bytes", c->monitored_bytes);
+		if (rule && rule->fleet)
+			fleet_fields(sh, r, rule, o);
 		out_json_item(&sh->js, o);
 		return;
 	}

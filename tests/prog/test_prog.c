@@ -903,6 +903,22 @@ static void fleet_key_pays_from_share_then_credit(void)
 	CHECK_EQ(fleet_entry(&k).credit, 1000, "a grant over an ended lease holds only itself");
 	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 1, "which pays 1 of 2");
 
+	/* Fallback closed, with the store unreachable: the agent turns the
+	 * static shares off, and only credit pays. */
+	{
+		struct tb_fleet_state fs = { .share_off = 1 };
+		__u32 zero = 0;
+		const char *b = "198.18.30.2";
+
+		CHECK(!bpf_map_update_elem(rs->m.fleetstate, &zero, &fs, BPF_ANY), "write the agent's state");
+		frame_ipv4_len(&f, b, 1000);
+		CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 0, "shares off: a new key's full share paid");
+		fs.share_off = 0;
+		CHECK(!bpf_map_update_elem(rs->m.fleetstate, &zero, &fs, BPF_ANY), "write the agent's state");
+		CHECK_EQ(pass_count(xdp_fd, &f, 3, XDP_PASS), 2, "shares on again: the share pays 2 of 3");
+		frame_ipv4_len(&f, a, 1000);
+	}
+
 	/* Monitor: a refusal passes, counted as monitored. */
 	set_fleet("198.18.30.0/24", TB_SCOPE_PER_ADDRESS, TB_ACTION_MONITOR, 30000, 0, 0);
 	CHECK_EQ(pass_count(xdp_fd, &f, 2, XDP_PASS), 2, "monitor passes what the fleet refuses");
