@@ -89,12 +89,15 @@ fleet_agents() {
 fleet_agents_stop() {
 	local p
 	for p in "${FLEET_AGENTS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${FLEET_AGENTS[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${FLEET_AGENTS[@]}"; do wait "$p" 2>/dev/null || true; done
 	FLEET_AGENTS=()
 }
 
+# Only the shell that made it all: a background job killed before it has
+# executed its command is a copy of this shell, with its EXIT trap.
 fleet_down() {
 	local h p
+	[[ $BASHPID == "$$" ]] || return 1
 	fleet_agents_stop
 	for p in "${FLEET_REDIS[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	for h in "${FLEET_H[@]}"; do netns_del "$TBCTL" "$h" "$h"; done

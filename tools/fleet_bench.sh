@@ -30,7 +30,7 @@ SMOKE=${FLEET_BENCH_SMOKE:-0}
 . "$ROOT/tools/fleet.bash"
 log() { echo "fleet bench: $*" >&2; }
 tmp=$(mktemp -d)
-trap 'fleet_down; [[ -n ${FLEET_BENCH_KEEP:-} ]] || rm -rf "$tmp"' EXIT
+trap 'fleet_down && { [[ -n ${FLEET_BENCH_KEEP:-} ]] || rm -rf "$tmp"; }' EXIT
 
 R=500000; BURST=50000; SHARE=5000      # 4 Mbit/s, 100 ms of it, 40 kbit/s a host
 if [[ $SMOKE == 1 ]]; then
@@ -46,7 +46,7 @@ for h in "${FLEET_H[@]}"; do
 	fleet_tb "$h" attach dev "$h" mode xdp
 	fleet_tb "$h" rule set dev "$h" 198.18.0.0/16 rate ${R}bps burst $BURST fleet on share ${SHARE}bps
 done
-fleet_agents "redis://127.0.0.1:$PORT" interval 10
+[[ -n ${FLEET_BENCH_DELAYS:-} ]] || fleet_agents "redis://127.0.0.1:$PORT" interval 10
 
 # A. recv_all NAME: receivers on every host, 10 ms intervals, for SECONDS.
 recv_all() {
@@ -91,7 +91,7 @@ for split in even 90-10 one; do
 done
 
 # move DELAY_MS: the client moves wholly from host 1 to host 2; the time
-# until host 2 admits 0.95 of the cap over 50 ms.
+# until host 2 admits 0.95 of the cap over 100 ms.
 move() {
 	local rtt
 	log "A: a move from host 1 to host 2 (store round trip + $1 ms)"
@@ -103,11 +103,15 @@ move() {
 	slots "$tmp/move.recv2" | awk -v r=$R -v rtt="$rtt" -v d="$1" '
 		$2 > 0 { s[$1] = $2; if (!m0 || $1 < m0) m0 = $1; if ($1 > m1) m1 = $1 }
 		END {
-			for (i = m0; i + 4 <= m1; i++) {
-				w = 0; for (j = i; j < i + 5; j++) w += s[j]
-				if (w >= 0.95 * r * 0.05) break
+			# Back: the first 100 ms from which host 2 admits 0.95
+			# of the cap; and its use after the first second.
+			for (i = m0; i + 9 <= m1; i++) {
+				w = 0; for (j = i; j < i + 10; j++) w += s[j]
+				if (w >= 0.95 * r * 0.1) break
 			}
-			printf "{\"section\": \"fleet-move\", \"added_delay_ms\": %d, \"store_rtt_us\": %d, \"back_ms\": %d}\n", d, rtt, (i - m0) * 10
+			for (j = m0 + 100; j <= m1; j++) after += s[j]
+			printf "{\"section\": \"fleet-move\", \"added_delay_ms\": %d, \"store_rtt_us\": %d, \"back_ms\": %d, \"use_after_1s\": %.4f}\n",
+			       d, rtt, (i - m0) * 10, (m1 > m0 + 100 ? after / (r * (m1 - m0 - 99) / 100) : 0)
 		}' >>"$OUTF"
 }
 
@@ -125,18 +129,21 @@ if [[ -n ${FLEET_BENCH_DELAYS:-} ]]; then
 	ip -n "$ST" addr add 198.19.255.2/30 dev "st$$"
 	ip -n "$FLEET_S" addr add 198.19.255.1/30 dev "sv$$"
 	SP=$(fleet_free_port)
-	nsenter --net=/var/run/netns/"$ST" redis-server --port "$SP" --bind 198.19.255.2 --save '' --appendonly no \
+	nsenter --net=/var/run/netns/"$ST" redis-server --port "$SP" --bind 198.19.255.2 --protected-mode no --save '' \
+		--appendonly no \
 		--daemonize yes --pidfile "$tmp/store.pid" --logfile "$tmp/store.log" --dir "$tmp" 3>&-
 	for _ in $(seq 1 250); do [[ -s $tmp/store.pid ]] && break; sleep 0.02; done
 	FLEET_REDIS+=("$(cat "$tmp/store.pid")")
 	for d in $FLEET_BENCH_DELAYS; do
-		ip netns exec "$ST" tc qdisc replace dev "st$$" root netem delay "${d}ms"
+		((d == 0)) || ip netns exec "$ST" tc qdisc replace dev "st$$" root netem delay "${d}ms"
 		for i in 1 2 3 4; do
 			nsenter --net=/var/run/netns/"$FLEET_S" "$TBCTL" fleet run dev "${FLEET_H[i - 1]}" \
 				store "redis://198.19.255.2:$SP" host "h$i" interval 10 fleet "d$d" 2>"$tmp/agent$i.err" &
 			FLEET_AGENTS+=($!)
 		done
-		sleep 1
+		for h in "${FLEET_H[@]}"; do
+			for _ in $(seq 1 500); do "$TBCTL" status dev "$h" | grep -q 'agent running' && break; sleep 0.02; done
+		done
 		move "$d"
 		fleet_agents_stop
 	done

@@ -51,8 +51,6 @@ struct akey {
 	__u64 have, want;
 	bool ask, renew, take;
 	int rule;
-	char name[KEY_TEXT];
-	unsigned int tag;
 };
 
 struct agent {
@@ -174,9 +172,10 @@ static int rules_refresh(struct agent *a)
 	return 0;
 }
 
-/* The key's name in the store: its rule's prefix (and match), and its
- * address, group, or "total" for a shared rule's one key. */
-static void key_name(struct agent *a, struct akey *k)
+/* The key's name in the store, into buf, and its tag: its rule's prefix
+ * (and match), and its address, group, or "total" for a shared rule's
+ * one key. Made only for the keys a round asks about. */
+static unsigned int key_name(const struct agent *a, const struct akey *k, char *buf, size_t len)
 {
 	const struct tb_rule *r = &a->rs.rules[k->rule];
 	char rule[PREFIX_TEXT_MAX], addr[64];
@@ -186,7 +185,7 @@ static void key_name(struct agent *a, struct akey *k)
 		snprintf(addr, sizeof(addr), "total");
 	else
 		ruleset_addr_format(&a->rs, &k->k.key, k->rule, addr, sizeof(addr));
-	k->tag = store_key(a->o->fleet, rule, addr, k->name, sizeof(k->name));
+	return store_key(a->o->fleet, rule, addr, buf, len);
 }
 
 /* All of fleet[] into bk[] and bv[], a batch of syscalls; how many. */
@@ -246,7 +245,10 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 			ak->rate = ak->rate * 0.5 + (double)d * 1e9 / (double)dt_ns * 0.5;
 		ak->rule = rule;
 		if (rule < 0) {
-			/* The rule is gone, or no longer a fleet rule. */
+			/* The rule is gone, or no longer a fleet rule: the key
+			 * can no longer be named in the store, and what it
+			 * holds lapses there with its lease. */
+			ak->ret = 0;
 			ak->take = e.credit > 0;
 			if (!ak->take && !ak->ret && bpf_map_delete_elem(a->m.fleet, &k) == 0) {
 				ak->used = false;
@@ -255,7 +257,6 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 			continue;
 		}
 		r = &a->rs.rules[rule];
-		key_name(a, ak);
 		if (now - ak->active_ns > IDLE_ROUNDS * interval) {
 			ak->take = e.credit > 0;
 			ak->ask = ak->ret > 0;
@@ -298,10 +299,11 @@ static int take_back(struct agent *a)
 			if ((err = apply_ops(a, ops, n)))
 				return err;
 			for (__u32 j = 0; j < n; j++) {
-				of[j]->ret += ops[j].amount > 0 ? ops[j].amount : 0;
 				of[j]->have = 0;
-				if (of[j]->rule >= 0 && of[j]->ret)
-					of[j]->ask = true;
+				if (of[j]->rule < 0)
+					continue;
+				of[j]->ret += ops[j].amount > 0 ? ops[j].amount : 0;
+				of[j]->ask = of[j]->ret > 0;
 			}
 			n = 0;
 		}
@@ -415,6 +417,7 @@ static int round_trip(struct agent *a, __u64 now)
 {
 	static struct akey *ks[STORE_BATCH];
 	static struct store_ask asks[STORE_BATCH];
+	static char names[STORE_BATCH][KEY_TEXT];
 	size_t n = 0;
 	int err;
 
@@ -436,7 +439,7 @@ static int round_trip(struct agent *a, __u64 now)
 		if (!a->keys[i].used || !a->keys[i].ask || a->keys[i].rule < 0)
 			continue;
 		ks[n] = &a->keys[i];
-		asks[n] = (struct store_ask){ .key = a->keys[i].name, .tag = a->keys[i].tag,
+		asks[n] = (struct store_ask){ .key = names[n], .tag = key_name(a, &a->keys[i], names[n], sizeof(names[n])),
 					      .rate = a->rs.rules[a->keys[i].rule].r.rate,
 					      .burst = a->rs.rules[a->keys[i].rule].burst,
 					      .have = a->keys[i].have, .want = a->keys[i].want, .ret = a->keys[i].ret };
@@ -482,6 +485,14 @@ static int agent_open(struct agent *a)
 	if (!a->skel) {
 		out_error("fleet run dev %s: open the BPF object: %s", a->o->dev, strerror(errno));
 		return 1;
+	}
+	/* Only the program it runs: the hooks' take the verifier seconds
+	 * on an emulated machine. */
+	{
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, a->skel->obj)
+			bpf_program__set_autoload(p, p == a->skel->progs.tb_fleet_apply);
 	}
 	err = tb__load(a->skel);
 	if (err) {

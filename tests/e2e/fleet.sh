@@ -20,7 +20,7 @@ SEND_S=3
 CLIENT=198.18.0.10
 
 tmp=$(mktemp -d)
-trap 'fleet_down; rm -rf "$tmp"' EXIT
+trap 'fleet_down && rm -rf "$tmp"' EXIT
 fleet_hosts "$ID" $N $CLIENT || { echo "cannot create namespaces"; exit 1; }
 H=("${FLEET_H[@]}")
 D=()
