@@ -193,11 +193,20 @@ for n in 1 2 3; do
 	fleet_redis "${CP[n - 1]}" --cluster-enabled yes --cluster-config-file "nodes-${CP[n - 1]}.conf"
 done
 fleet_cluster "${CP[@]}"
-sim() { "$B/fleetsim" --rate $R --burst $BURST --seconds $SIM_S --hosts $SIM_HOSTS "$@" | sed 's/^{/{"section": "fleet-sim", /'; }
+# The burst: two frames a host, and 0.4 s of rate in all: credit a host
+# holds is part of the burst, and each host that sends holds a frame.
+SIM_BURST=$((SIM_HOSTS * 1514 * 2 > R * 4 / 10 ? SIM_HOSTS * 1514 * 2 : R * 4 / 10))
+sim() {
+	"$B/fleetsim" --rate $R --seconds $SIM_S --hosts $SIM_HOSTS --share $((SHARE / 16)) "$@" |
+		sed 's/^{/{"section": "fleet-sim", /'
+}
 for split in "${SIM_SPLITS[@]}"; do
 	log "C: $SIM_HOSTS hosts, $split"
-	sim --store "redis://127.0.0.1:$PORT" --share $((SHARE / 16)) --split $split --fleet "s$split" >>"$OUTF"
-	sim --store "redis-cluster://127.0.0.1:${CP[0]}" --share $((SHARE / 16)) --split $split --fleet "c$split" --keys 16 >>"$OUTF"
-	sim --scheme local --split $split >>"$OUTF"
-	sim --scheme count --split $split >>"$OUTF"
+	sim --burst $SIM_BURST --store "redis://127.0.0.1:$PORT" --split $split --fleet "s$split" >>"$OUTF"
+	sim --burst $SIM_BURST --store "redis-cluster://127.0.0.1:${CP[0]}" --split $split --fleet "c$split" \
+		--keys 16 >>"$OUTF"
+	sim --burst $SIM_BURST --scheme local --split $split >>"$OUTF"
+	sim --burst $SIM_BURST --scheme count --split $split >>"$OUTF"
 done
+log "C: $SIM_HOSTS hosts, even, with the 4-host burst ($BURST)"
+sim --burst $BURST --store "redis://127.0.0.1:$PORT" --split even --fleet small >>"$OUTF"

@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 				x->rate = x->rate * 0.5 + d * 1e9 / (double)interval * 0.5;
 				if (d)
 					x->active = now;
-				x->want = d ? agent_want(x->rate, round_ns, interval, have, 16 * 1514, (__u64)burst) : 0;
+				x->want = d ? agent_want(x->rate, round_ns, interval, have, AGENT_FRAME, (__u64)burst) : 0;
 				if (now - x->active > IDLE_ROUNDS * interval && x->credit > 0) {
 					x->ret += tb_credit_take(&x->credit);
 					have = 0;
@@ -335,11 +335,12 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("{\"scheme\": \"%s\", \"store\": \"%s\", \"hosts\": %d, \"keys\": %d, \"split\": \"%s\", \"load\": %g, "
+	       "\"rate\": %.0f, \"burst\": %.0f, \"share\": %.0f, "
 	       "\"seconds\": %.2f, \"worst_bound_ratio\": %.4f, \"use_min\": %.4f, \"use_mean\": %.4f, "
 	       "\"store_calls_per_s\": %.1f, \"store_commands_per_s\": %.1f, \"agent_cpu_per_s\": %.4f, "
 	       "\"sim_cpu_per_s\": %.4f, \"round_ms\": %.3f, \"rounds\": %llu}\n",
 	       scheme_name, scheme == TBCTL ? (h[0].st.cluster ? "cluster" : "standalone") : "none", nhosts, nkeys,
-	       split, load, elapsed, worst, use_n ? use_min : 0, use_n ? use_sum / use_n : 0, calls / elapsed,
+	       split, load, rate, burst, share, elapsed, worst, use_n ? use_min : 0, use_n ? use_sum / use_n : 0, calls / elapsed,
 	       cmds / elapsed, agent_cpu / 1e9 / elapsed, cpu / 1e9 / elapsed, rounds ? round_sum / 1e6 / rounds : 0,
 	       (unsigned long long)rounds);
 	return 0;

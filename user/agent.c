@@ -270,10 +270,13 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 			continue;
 		}
 		/* A key the store could not give all it asked for waits until
-		 * the store has refilled a frame at the key's rate. */
+		 * the store has refilled a frame at the key's rate. At least a
+		 * frame is asked for, and no more: credit a host holds is part
+		 * of the key's burst, and a host that holds more than it
+		 * spends soon keeps it from the others. */
 		if (d && now >= ak->next_ask_ns)
-			ak->want = agent_want(ak->rate, a->rtt_ns, interval, ak->have, r->cost == TB_COST_PACKETS ? 16 : 16 * 1514,
-					      r->burst);
+			ak->want = agent_want(ak->rate, a->rtt_ns, interval, ak->have,
+					      r->cost == TB_COST_PACKETS ? 1 : AGENT_FRAME, r->burst);
 		ak->renew = ak->have && ak->lease_end_ns < now + lease / 2;
 		ak->ask = ak->want || ak->renew || ak->ret;
 	}
@@ -399,7 +402,7 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 		ks[i]->lease_end_ns = end;
 		if (asks[i].granted < asks[i].want) {
 			const struct tb_rule *r = &a->rs.rules[ks[i]->rule];
-			__u64 frame = r->cost == TB_COST_PACKETS ? 1 : 1514;
+			__u64 frame = r->cost == TB_COST_PACKETS ? 1 : AGENT_FRAME;
 
 			ks[i]->next_ask_ns = now + frame * 1000000000ULL / (r->r.rate ? r->r.rate : 1);
 		}

@@ -17,6 +17,9 @@ struct agent_opts {
 	bool closed;            /* fallback closed: no static share while the store is unreachable */
 };
 
+/* A full Ethernet frame: the least credit a byte-counting key asks for. */
+#define AGENT_FRAME 1514
+
 /* How much credit to ask for: a key that spent (or was refused) at rate
  * units/s should hold enough for the store's round trip and two rounds,
  * twice over, and at least min; asked for once it holds less than half

@@ -76,7 +76,7 @@ static void the_agent_asks_for_its_rate_over_a_round_trip_and_two_rounds(void)
 	CHECK_EQ(agent_want(1e6, 1 * MS, 10 * MS, 21000, 100, 10000000), 0, "asked while holding half the target");
 	CHECK_EQ(agent_want(1e6, 1 * MS, 10 * MS, 20999, 100, 10000000), 21001, "asked holding under half");
 	CHECK_EQ(agent_want(1e6, 1 * MS, 10 * MS, 0, 100, 30000), 30000, "asked beyond the burst");
-	CHECK_EQ(agent_want(0, 1 * MS, 10 * MS, 0, 1514 * 16, 10000000), 1514 * 16, "a new key's least ask");
+	CHECK_EQ(agent_want(0, 1 * MS, 10 * MS, 0, AGENT_FRAME, 10000000), AGENT_FRAME, "a new key's least ask: a frame");
 }
 
 int main(int argc, char **argv)
