@@ -301,9 +301,9 @@ jq -r '
 	"| busy keys (one host) | keys held | agent CPU (cores) | store commands/s | agent calls |", "|---|---|---|---|---|",
 	(.fleet[] | select(.section == "fleet-scale") | "| \(.busy_keys) | \(.keys_held) | \(f(.agent_cpu)) | \(.store_commands_per_s) | \(.agent_calls) |"),
 	"\n## Fleet caps simulated, beside the anchors (fleetsim, real time, a client at twice its cap)\n",
-	"| scheme | store | hosts | keys | split | burst | worst window / bound | use: min | mean | store calls/s | commands/s | agent CPU |",
-	"|---|---|---|---|---|---|---|---|---|---|---|---|",
-	(.fleet[] | select(.section == "fleet-sim") | "| \(.scheme) | \(.store) | \(.hosts) | \(.keys) | \(.split) | \(.burst) | \(f(.worst_bound_ratio)) | \(f(.use_min)) | \(f(.use_mean)) | \(.store_calls_per_s) | \(.store_commands_per_s) | \(f(.agent_cpu_per_s)) |"),
+	"| scheme | store | hosts | keys | split | burst | clocks: offset s, drift % | worst window / bound | use: min | mean | store calls/s | commands/s | agent CPU |",
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+	(.fleet[] | select(.section == "fleet-sim") | "| \(.scheme) | \(.store) | \(.hosts) | \(.keys) | \(.split) | \(.burst) | \(.offset_s), \(.drift_pct) | \(f(.worst_bound_ratio)) | \(f(.use_min)) | \(f(.use_mean)) | \(.store_calls_per_s) | \(.store_commands_per_s) | \(f(.agent_cpu_per_s)) |"),
 	"\n## Targets\n",
 	"| target | measured ratio | limit | |", "|---|---|---|---|",
 	(.targets[] | "| \(.name) | \(f(.ratio)) | \(.limit) | \(if .met then "met" else "MISSED" end) |")

@@ -100,6 +100,11 @@ fleet_down() {
 	[[ $BASHPID == "$$" ]] || return 1
 	fleet_agents_stop
 	for p in "${FLEET_REDIS[@]}"; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	# Gone before the caller removes their files, which they write as
+	# they shut down.
+	for p in "${FLEET_REDIS[@]}"; do
+		for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.02; done
+	done
 	for h in "${FLEET_H[@]}"; do netns_del "$TBCTL" "$h" "$h"; done
 	[[ -n ${FLEET_S:-} ]] && ip netns del "$FLEET_S" 2>/dev/null
 	return 0

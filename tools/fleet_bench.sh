@@ -9,8 +9,9 @@
 #   B  one host, its agent keeping 10,000 and 100,000 busy keys: the
 #      agent's CPU and the store's commands per second.
 #   C  fleetsim: 64 simulated hosts against one redis-server and against a
-#      3-master cluster; the anchors (per-host caps alone, count after
-#      admit with a 100 ms sync) in the same harness.
+#      3-master cluster, also with the hosts' clocks seconds apart and
+#      drifting; the anchors (per-host caps alone, count after admit with
+#      a 100 ms sync) in the same harness.
 # One JSON object a line to --out FILE. FLEET_BENCH_SMOKE=1 runs each
 # for a moment (make test).
 set -euo pipefail
@@ -208,5 +209,8 @@ for split in "${SIM_SPLITS[@]}"; do
 	sim --burst $SIM_BURST --scheme local --split $split >>"$OUTF"
 	sim --burst $SIM_BURST --scheme count --split $split >>"$OUTF"
 done
+log "C: $SIM_HOSTS hosts, even, clocks seconds apart and 2 % fast or slow, 300 ms leases"
+sim --burst $SIM_BURST --store "redis://127.0.0.1:$PORT" --split even --fleet skew --offset 5 --drift 2 \
+	--lease 300 >>"$OUTF"
 log "C: $SIM_HOSTS hosts, even, with the 4-host burst ($BURST)"
 sim --burst $BURST --store "redis://127.0.0.1:$PORT" --split even --fleet small >>"$OUTF"

@@ -9,7 +9,9 @@
  * GLOBAL behaviour does). Prints one JSON object: the worst ratio of what
  * the fleet admitted in any window to b + r*T (plus the shares and a
  * packet a host, for tbctl), the use of the rate over 1 s windows, the
- * store's calls and commands per second and the agents' CPU. */
+ * store's calls and commands per second and the agents' CPU. Hosts'
+ * clocks may be set off by seconds and run fast or slow (--offset,
+ * --drift): only the store's clock refills. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -97,11 +99,13 @@ int main(int argc, char **argv)
 		{ "store", 1, 0, 's' }, { "hosts", 1, 0, 'n' }, { "keys", 1, 0, 'k' }, { "seconds", 1, 0, 't' },
 		{ "rate", 1, 0, 'r' }, { "burst", 1, 0, 'b' }, { "share", 1, 0, 'h' }, { "load", 1, 0, 'l' },
 		{ "split", 1, 0, 'p' }, { "interval", 1, 0, 'i' }, { "scheme", 1, 0, 'c' }, { "fleet", 1, 0, 'f' },
+		{ "lease", 1, 0, 'L' }, { "drift", 1, 0, 'd' }, { "offset", 1, 0, 'o' },
 		{ 0 }
 	};
 	const char *url = NULL, *split = "even", *scheme_name = "tbctl", *fleet = "sim";
 	int nhosts = 4, nkeys = 1, o;
-	double seconds = 5, load = 2, rate = 500000, burst = 50000, share = 0, interval_ms = 10;
+	double seconds = 5, load = 2, rate = 500000, burst = 50000, share = 0, interval_ms = 10, lease_ms = 5000;
+	double drift = 0, offset_s = 0;
 	enum scheme scheme;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -118,6 +122,9 @@ int main(int argc, char **argv)
 		case 'i': interval_ms = atof(optarg); break;
 		case 'c': scheme_name = optarg; break;
 		case 'f': fleet = optarg; break;
+		case 'L': lease_ms = atof(optarg); break;
+		case 'd': drift = atof(optarg); break;
+		case 'o': offset_s = atof(optarg); break;
 		default: return 2;
 		}
 	}
@@ -126,10 +133,12 @@ int main(int argc, char **argv)
 	/* Bounded like every traffic loop: 10 minutes at most. */
 	if ((int)scheme < 0 || nhosts < 1 || nhosts > 1024 || nkeys < 1 || nkeys > 1000000 || seconds <= 1 ||
 	    seconds > 600 || rate < 1 || burst < PKT || load <= 0 || interval_ms < 1 || (scheme == TBCTL && !url) ||
+	    lease_ms < 100 || drift < 0 || drift >= 50 || offset_s < 0 || offset_s > 3600 ||
 	    (strcmp(split, "even") && strcmp(split, "90-10") && strcmp(split, "one"))) {
 		fprintf(stderr, "usage: fleetsim --store URL [--scheme tbctl|local|count] [--hosts N] [--keys K] "
 				"[--seconds 1..600] [--rate U/s] [--burst U] [--share U/s] [--load X] "
-				"[--split even|90-10|one] [--interval MS] [--fleet NAME]\n");
+				"[--split even|90-10|one] [--interval MS] [--fleet NAME] [--lease MS] "
+				"[--drift PCT] [--offset SECONDS]\n");
 		return 2;
 	}
 
@@ -144,7 +153,7 @@ int main(int argc, char **argv)
 	struct store_ask *asks = calloc(nkeys, sizeof(*asks));
 	int *of = calloc(nkeys, sizeof(*of));
 	double *frac = calloc(nhosts, sizeof(*frac));
-	__u64 interval = (__u64)(interval_ms * 1e6), lease = 5000000000ULL, calls = 0, rounds = 0, round_ns = 0;
+	__u64 interval = (__u64)(interval_ms * 1e6), lease = (__u64)(lease_ms * 1e6), calls = 0, rounds = 0, round_ns = 0;
 	__u64 round_sum = 0;
 	long long cmds0 = 0;
 	char err[160], epoch[64], key[32];
@@ -195,6 +204,11 @@ int main(int argc, char **argv)
 
 		last = now;
 		for (int i = 0; i < nhosts; i++) {
+			/* The host's own clock: set off by seconds, and running
+			 * fast or slow (odd hosts fast) by drift. */
+			__u64 hn = t0 + (__u64)((double)(now - t0) * (1 + (i & 1 ? drift : -drift) / 100)) +
+				   (__u64)(offset_s * 1e9) * i;
+
 			for (int k = 0; k < nkeys; k++) {
 				struct hkey *x = &h[i].k[k];
 				int paid;
@@ -211,8 +225,8 @@ int main(int argc, char **argv)
 							x->unsynced += PKT;
 						}
 					} else {
-						paid = share && tb_share_pay(&x->share, now, PKT * TB_NANO, &sh);
-						if (!paid && now < x->lease_end && tb_credit_pay(&x->credit, PKT)) {
+						paid = share && tb_share_pay(&x->share, hn, PKT * TB_NANO, &sh);
+						if (!paid && hn < x->lease_end && tb_credit_pay(&x->credit, PKT)) {
 							paid = 1;
 							x->spent += PKT;
 						}
@@ -244,12 +258,12 @@ int main(int argc, char **argv)
 			if (scheme != TBCTL || now < h[i].next_round)
 				continue;
 			/* The agent's round. */
-			__u64 c0 = cpu_ns(), sent = mono_ns(), end = sent + lease - lease / 32;
+			__u64 c0 = cpu_ns(), c0_real = mono_ns(), sent = hn, end = sent + lease - lease / 32;
 			int n = 0;
 
 			for (int k = 0; k < nkeys; k++) {
 				struct hkey *x = &h[i].k[k];
-				__u64 d = x->spent + x->refused - x->seen, have = x->credit > 0 && now < x->lease_end ? x->credit : 0;
+				__u64 d = x->spent + x->refused - x->seen, have = x->credit > 0 && hn < x->lease_end ? x->credit : 0;
 
 				x->seen = x->spent + x->refused;
 				x->rate = x->rate * 0.5 + d * 1e9 / (double)interval * 0.5;
@@ -260,7 +274,7 @@ int main(int argc, char **argv)
 					x->ret += tb_credit_take(&x->credit);
 					have = 0;
 				}
-				if (!x->want && !x->ret && !(have && x->lease_end < now + lease / 2))
+				if (!x->want && !x->ret && !(have && x->lease_end < hn + lease / 2))
 					continue;
 				asks[n] = (struct store_ask){ .key = names[k], .tag = tags[k], .rate = (__u64)rate,
 							      .burst = (__u64)burst, .have = have, .want = x->want,
@@ -279,12 +293,12 @@ int main(int argc, char **argv)
 				if (!asks[j].done)
 					continue;
 				x->ret = 0;
-				if (now >= x->lease_end)
+				if (hn >= x->lease_end)
 					x->credit = 0;
 				x->credit += asks[j].granted;
 				x->lease_end = end;
 			}
-			round_ns = mono_ns() - sent;
+			round_ns = mono_ns() - c0_real;
 			round_sum += round_ns;
 			rounds++;
 			h[i].next_round = now + interval;
@@ -335,12 +349,12 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("{\"scheme\": \"%s\", \"store\": \"%s\", \"hosts\": %d, \"keys\": %d, \"split\": \"%s\", \"load\": %g, "
-	       "\"rate\": %.0f, \"burst\": %.0f, \"share\": %.0f, "
+	       "\"rate\": %.0f, \"burst\": %.0f, \"share\": %.0f, \"drift_pct\": %g, \"offset_s\": %g, "
 	       "\"seconds\": %.2f, \"worst_bound_ratio\": %.4f, \"use_min\": %.4f, \"use_mean\": %.4f, "
 	       "\"store_calls_per_s\": %.1f, \"store_commands_per_s\": %.1f, \"agent_cpu_per_s\": %.4f, "
 	       "\"sim_cpu_per_s\": %.4f, \"round_ms\": %.3f, \"rounds\": %llu}\n",
 	       scheme_name, scheme == TBCTL ? (h[0].st.cluster ? "cluster" : "standalone") : "none", nhosts, nkeys,
-	       split, load, rate, burst, share, elapsed, worst, use_n ? use_min : 0, use_n ? use_sum / use_n : 0, calls / elapsed,
+	       split, load, rate, burst, share, drift, offset_s, elapsed, worst, use_n ? use_min : 0, use_n ? use_sum / use_n : 0, calls / elapsed,
 	       cmds / elapsed, agent_cpu / 1e9 / elapsed, cpu / 1e9 / elapsed, rounds ? round_sum / 1e6 / rounds : 0,
 	       (unsigned long long)rounds);
 	return 0;

@@ -76,7 +76,8 @@ use() {
 
 # What fleet show says of the key while the client sends.
 (sleep 1.5; "$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show"
-	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr") &
+	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
+	"$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
 shower=$!
 use even "${D[@]}"
 wait $shower
@@ -84,6 +85,8 @@ v=$(jq -r '.[0] | "\(.rule) \(.key) \(.spent > 0) \(.lease_ms > 0)"' "$tmp/show"
 check "fleet show names the key, its spending and its lease: $v" [ "$v" = "198.18.0.0/16 $CLIENT true true" ]
 v=$(jq -r '.[0] | "\(.fleet_credit | type) \(.fleet_refused > 0)"' "$tmp/showaddr")
 check "show says what the address's fleet key holds and was refused: $v" [ "$v" = "number true" ]
+v=$(jq -r '.addresses[0] | "\(.address) \(.fleet_credit | type)"' "$tmp/top")
+check "top says what the address's fleet key holds: $v" [ "$v" = "$CLIENT number" ]
 if [[ -z ${FLEET_QUICK:-} ]]; then
 	# 90/10: nine of every ten frames to host 1.
 	use 90-10 "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[1]}"
