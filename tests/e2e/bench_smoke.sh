@@ -68,7 +68,7 @@ done
 for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
-check "every target has a measured ratio" jq -e '(.targets | length) == 28 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
+check "every target has a measured ratio" jq -e '(.targets | length) == 29 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
 check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 9 ]
 for sec in fleet-use fleet-move fleet-scale; do
 	check "fleet: $sec measured" jq -e "[.fleet[] | select(.section == \"$sec\")] | length >= 1" "$r" >/dev/null
