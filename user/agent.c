@@ -7,13 +7,12 @@
  *  - holding credit whose lease is half gone: renews the lease;
  *  - idle for IDLE_ROUNDS rounds: takes its credit back and returns it;
  *  - idle, holding nothing, its share full again: deletes the key.
- * All of a round's asks go to the store in one call (per STORE_BATCH
- * keys). Grants and take-backs are made by the datapath's own program
+ * A round's asks go to the store STORE_BATCH keys at a time, one call a
+ * hash tag, pipelined: a round trip to each server. Grants and take-backs are made by the datapath's own program
  * (tb_fleet_apply), atomic against the CPUs spending the credit. The
  * store is never waited on by a packet: a key short of credit is refused
  * until the next round's grant lands. */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +66,7 @@ struct agent {
 	int *idx;               /* [cap] */
 	size_t max, cap, n;
 	struct tb_fleet_state fs;
-	__u64 rtt_ns, next_try_ns, backoff_ms, down_since_ns;
+	__u64 rtt_ns, next_try_ns, backoff_ms;
 	char host[64];
 };
 
@@ -334,8 +333,6 @@ static void store_down(struct agent *a, __u64 now)
 	a->fs.errors++;
 	a->fs.reachable = 0;
 	snprintf(a->fs.error, sizeof(a->fs.error), "%s", a->st.error);
-	if (!a->down_since_ns)
-		a->down_since_ns = now;
 	a->fs.share_off = a->o->closed;
 	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : BACKOFF_MIN_MS;
 	if (a->backoff_ms > BACKOFF_MAX_MS)
@@ -365,7 +362,6 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 	a->fs.calls++;
 	a->fs.reachable = 1;
 	a->fs.share_off = 0;
-	a->down_since_ns = 0;
 	a->backoff_ms = 0;
 	if (left) {
 		a->fs.errors++;
