@@ -314,7 +314,8 @@ int main(int argc, char **argv)
 	 * after the first. */
 	double worst = 0, use_min = 1e9, use_sum = 0;
 	int use_n = 0;
-	size_t used = (size_t)(elapsed * 1e9 / SLOT_NS);
+	/* The slots written: the last round may have run past the end. */
+	size_t used = (size_t)(elapsed * 1e9 / SLOT_NS) < nslots ? (size_t)(elapsed * 1e9 / SLOT_NS) : nslots;
 	double extra = scheme == TBCTL ? nhosts * ((share ? sh.cap / TB_NANO : 0) + PKT) : 0;
 	double extra_rate = scheme == TBCTL ? nhosts * share : 0;
 
