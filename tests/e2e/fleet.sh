@@ -75,9 +75,15 @@ use() {
 }
 
 # What fleet show says of the key while the client sends.
-(sleep 1.5; "$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show"
-	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
-	"$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
+# Once the key has spent credit: the traffic starts when every receiver
+# listens, which a loaded machine takes a while to see.
+(for _ in $(seq 1 100); do
+	"$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show"
+	jq -e '.[0].spent > 0' "$tmp/show" >/dev/null 2>&1 && break
+	sleep 0.05
+done
+"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
+"$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
 shower=$!
 use even "${D[@]}"
 wait $shower
