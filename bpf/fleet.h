@@ -13,27 +13,16 @@
 #include "fleet_credit.h"
 #include "total.h"
 
-/* Undo the charge of a packet to shared bucket slot, as tb_refund_address
- * does for an address's. */
+/* Undo the charge of a packet to shared bucket slot (tb_refund_bucket). */
 static __always_inline void tb_refund_shared(__u32 slot, const struct tb_rule *rule, const struct tb_terms *t,
 					     __u64 now, __u64 len, __u32 pkts)
 {
 	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &slot);
-	struct tb_bucket *b;
 
 	if (!sh)
 		return;
-	b = &sh->b;
 	bpf_spin_lock(&sh->lock);
-	if (b->cost == t->unit) {
-		tb_refund(&b->lvl, now, t->cost, &rule->r);
-		WRITE_ONCE(b->empty_ns, 0);
-	}
-	if (b->c.passed_packets >= pkts && b->c.passed_bytes >= len) {
-		b->c.passed_packets -= pkts;
-		b->c.passed_bytes -= len;
-		tb_counters_count(&b->c, 0, t->action == TB_ACTION_MONITOR, len, pkts);
-	}
+	tb_refund_bucket(&sh->b, rule, t, now, len, pkts);
 	bpf_spin_unlock(&sh->lock);
 }
 

@@ -17,11 +17,28 @@
 #include "place.h"
 #include "rule.h"
 
-/* Undo the charge of a packet to key's bucket, placed h, under rule:
- * its tokens return and its count moves from passed to refused. A bucket
- * evicted since took the charge along; the owed[] record it left is then
- * later than need be, never earlier. The bound a tail drop may have left
- * in the bucket meanwhile was computed from the lower level, so it goes. */
+/* Undo the charge of a packet to bucket b under rule; the caller holds
+ * its lock. Its tokens return and its count moves from passed to
+ * refused. The bound a tail drop may have left in the bucket meanwhile
+ * was computed from the lower level, so it goes. */
+static __always_inline void tb_refund_bucket(struct tb_bucket *b, const struct tb_rule *rule,
+					     const struct tb_terms *t, __u64 now, __u64 len, __u32 pkts)
+{
+	if (b->cost == t->unit) {
+		tb_refund(&b->lvl, now, t->cost, &rule->r);
+		WRITE_ONCE(b->empty_ns, 0);
+	}
+	/* A reset since may have zeroed the count. */
+	if (b->c.passed_packets >= pkts && b->c.passed_bytes >= len) {
+		b->c.passed_packets -= pkts;
+		b->c.passed_bytes -= len;
+		tb_counters_count(&b->c, 0, t->action == TB_ACTION_MONITOR, len, pkts);
+	}
+}
+
+/* The same for key's bucket, placed h. A bucket evicted since took the
+ * charge along; the owed[] record it left is then later than need be,
+ * never earlier. */
 static __always_inline void tb_refund_address(const struct tb_config *cfg, const struct tb_addr *key, __u32 h,
 					      const struct tb_rule *rule, const struct tb_terms *t,
 					      __u64 now, __u64 len, __u32 pkts)
@@ -29,26 +46,14 @@ static __always_inline void tb_refund_address(const struct tb_config *cfg, const
 	struct tb_set *s = tb_set_at(cfg, h);
 	__u32 stripe = tb_stripe(h);
 	struct tb_lock *lk = bpf_map_lookup_elem(&locks, &stripe);
-	struct tb_bucket *b;
 	int w;
 
 	if (!s || !lk)
 		return;
 	bpf_spin_lock(&lk->lock);
 	w = tb_way_find(s, key, cfg->ways);
-	if (w >= 0) {
-		b = &s->b[w & (TB_WAYS - 1)];
-		if (b->cost == t->unit) {
-			tb_refund(&b->lvl, now, t->cost, &rule->r);
-			WRITE_ONCE(b->empty_ns, 0);
-		}
-		/* A reset since may have zeroed the count. */
-		if (b->c.passed_packets >= pkts && b->c.passed_bytes >= len) {
-			b->c.passed_packets -= pkts;
-			b->c.passed_bytes -= len;
-			tb_counters_count(&b->c, 0, t->action == TB_ACTION_MONITOR, len, pkts);
-		}
-	}
+	if (w >= 0)
+		tb_refund_bucket(&s->b[w & (TB_WAYS - 1)], rule, t, now, len, pkts);
 	bpf_spin_unlock(&lk->lock);
 }
 
