@@ -120,9 +120,10 @@ demo: deps
 	$(MAKE) -j$$(nproc) all
 	tools/demo.sh
 
+# Every benchmark; its figures become docs/performance.md.
 bench: deps
 	$(MAKE) -j$$(nproc) all
-	tools/bench.sh
+	BENCH_DOCS=docs tools/bench.sh
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man
 # page, bash completion, the systemd units and an example configuration.

@@ -13,13 +13,16 @@
 #   9    fleet caps (tools/fleet_bench.sh): four hosts on one redis-server,
 #        a move between hosts, the agent at 10,000 and 100,000 busy keys,
 #        64 simulated hosts on one server and on a cluster, the anchors
-# Writes $BENCH_OUT (default bench-results/): results.json, results.md,
-# tcp.jsonl, tcp.md and PNG charts. BENCH_SMOKE=1 runs every section for a
-# moment (make test), section 7 on this kernel only.
+# Writes $BENCH_OUT (default bench-results/): stamp.json (what ran where),
+# results.json, results.md, tcp.jsonl, tcp.md and PNG charts; then
+# tools/perf_doc.sh writes performance.md from them into $BENCH_DOCS
+# (make bench: docs/; by default $BENCH_OUT). BENCH_SMOKE=1 runs every
+# section for a moment (make test), section 7 on this kernel only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
 OUT=${BENCH_OUT:-$ROOT/bench-results}
+DOCS=${BENCH_DOCS:-$OUT}
 SMOKE=${BENCH_SMOKE:-0}
 
 RATE=62500      # bytes/s per source (500 kbit/s)
@@ -42,6 +45,17 @@ TBCTL=$B/tbctl
 mkdir -p "$OUT"
 . "$ROOT/tools/netns.bash"
 log() { echo "bench: $*" >&2; }
+
+# What this run measures, and where: the document names it.
+jq -n --arg commit "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+	--arg dirty "$(git -C "$ROOT" status --porcelain --untracked-files=no -- bpf user tools Makefile 2>/dev/null | head -c 1)" \
+	--arg date "$(date -u '+%Y-%m-%d %H:%M UTC')" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" \
+	--argjson cores "$(nproc)" --argjson mem "$(awk '$1 == "MemTotal:" { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" \
+	--arg kernel "$(uname -r)" --arg distro "$(. /etc/os-release && echo "$PRETTY_NAME")" \
+	--arg vm "$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)" \
+	--arg smoke "$SMOKE" \
+	'{ commit: $commit, dirty: ($dirty != ""), date: $date, cpu: $cpu, cores: $cores, memory_gib: $mem,
+	   kernel: $kernel, distro: $distro, vm_kernel: $vm, smoke: ($smoke == "1") }' >"$OUT/stamp.json"
 
 netns_session
 
@@ -358,3 +372,4 @@ else
 fi
 "$ROOT/tools/tcp_report.sh" "$OUT/tcp.jsonl" "$OUT/tcp.png" | tee "$OUT/tcp.md"
 log "wrote $OUT/tcp.jsonl, tcp.md, tcp.png"
+"$ROOT/tools/perf_doc.sh" "$OUT" "$DOCS"

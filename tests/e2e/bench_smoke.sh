@@ -94,4 +94,20 @@ done
 check "TCP: tbctl's admitted bytes within b + r*T" \
 	jq -e -s 'map(select(.limiter | startswith("tbctl")) | .admitted_over_bound) | all(. > 0 and . <= 1)' "$out/tcp.jsonl" >/dev/null
 check "TCP: table and chart" test -s "$out/tcp.md" -a -s "$out/tcp.png"
+check "the run's stamp names the commit, the CPU and both kernels" \
+	jq -e '.commit != "unknown" and (.cpu | length > 0) and .cores > 0 and (.kernel | length > 0) and
+		(.vm_kernel | length > 0) and .smoke' "$out/stamp.json" >/dev/null
+doc=$out/performance.md
+commit=$(jq -r .commit "$out/stamp.json")
+check "performance.md written, stamped with the run's commit ($commit)" grep -qF "Commit \`$commit\`" "$doc"
+check "and marked a smoke run" grep -q 'smoke run' "$doc"
+targets=$(grep -cE '^\| .* \| (met|\*\*missed\*\*) \|$' "$doc")
+check "performance.md lists every target ($targets)" [ "$targets" = 29 ]
+check "performance.md compares tbctl with nft and hashlimit" grep -q '^| hashlimit | ' "$doc"
+sections=$(grep -c '^## ' "$doc")
+check "performance.md has its own 4 sections and results.md's but its targets, 8 ($sections)" [ "$sections" = 12 ]
+for png in flood accuracy tcp; do
+	check "performance.md shows $png.png, copied beside it" grep -qF "(performance/$png.png)" "$doc"
+	check "performance/$png.png is there" [ -s "$out/performance/$png.png" ]
+done
 summary
