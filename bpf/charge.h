@@ -58,7 +58,7 @@ static __always_inline int tb_schedule(struct tb_level *l, const struct tb_terms
  * There action mark drops ECN-capable packets too, as RFC 3168 (section 7)
  * and PIE (RFC 8033, 5.1) do under persistent overload: at a round trip
  * near zero a window of two segments still outruns any cap, and marks
- * alone left the bucket to empty into tail-drop trains (README, "TCP"). */
+ * alone left the bucket to empty into tail-drop trains (docs/tcp.md). */
 static __always_inline int tb_mark_spent(__u64 tokens, const struct tb_rate *r)
 {
 	return tokens < r->early >> TB_MARK_DROP_SHIFT;
@@ -68,7 +68,7 @@ static __always_inline int tb_mark_spent(__u64 tokens, const struct tb_rate *r)
  * it meets the signal is about segs times a segment's, up to 1, as if the
  * segments drew one by one. Drawing once, a TSO train that tc sees as one
  * packet met the signal so late that the bucket drained into tail drops
- * (README, "TCP"). */
+ * (docs/tcp.md). */
 static __always_inline __u32 tb_drop_draw(const struct tb_terms *t)
 {
 	return t->segs > 1 ? t->rnd / t->segs : t->rnd;

@@ -86,7 +86,7 @@ struct tb_rate {
 
 /* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
  * burst, and reaches probability PMAX / 2^32 at an empty bucket: 1 for
- * drop, 1/8 for mark. Measured (README, "TCP"): a curve rising to 1/8
+ * drop, 1/8 for mark. Measured (docs/tcp.md): a curve rising to 1/8
  * let drop fall to 0.71 of the cap for one flow at an 80 ms RTT (0.91
  * with 1), while for mark a curve rising to 1 marked so often that 4 ECN
  * flows sat at their minimum window and got 0.78 (1.02 with 1/8).
@@ -102,7 +102,7 @@ struct tb_rate {
 /* Action mark marks ECN-capable packets in the upper part of the early
  * range only, down to 1/2^TB_MARK_DROP_SHIFT of it, and drops them below
  * (charge.h, tb_mark_spent): at RTT ~ 0 that nearly halved retransmits
- * (README, "TCP"). */
+ * (docs/tcp.md). */
 #define TB_MARK_DROP_SHIFT 1
 /* A bucket above its early range sets 1/2^TB_CREDIT_SHIFT of its burst
  * aside as credit (bucket.h, tb_credit_fits), from which packets are

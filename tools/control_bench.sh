@@ -51,7 +51,7 @@ rules_file() {
 	for ((i = 1; i < $1; i++)); do printf 'rule set dev %s 2001:db8:%x::/48 rate 20mbit\n' "$DEV_R" "$i"; done
 }
 
-# A table of twice the addresses, as README's "The table" advises: fill
+# A table of twice the addresses, as docs/design.md's "The table" advises: fill
 # leaves out the few whose set is full, and says how many it put in.
 for rules in 1 1000 10000; do
 	tb attach dev "$DEV_R" max-addrs 131072 >/dev/null

@@ -464,7 +464,7 @@ static void many_addresses(struct json_object *doc)
 	json_add_u64(o, "all_over_counted_packets", over.counted);
 	/* A set holds 8 addresses wherever the hash puts them: at half the
 	 * table's size some sets are full, and their addresses evict one
-	 * another, taking their counts with them (README, "The table"). */
+	 * another, taking their counts with them (docs/design.md, "The table"). */
 	json_add_u64(o, "all_over_buckets_created", over_created);
 	json_add_u64(o, "all_over_global_packets", over_global);
 	json_object_object_add(doc, "many_addresses", o);

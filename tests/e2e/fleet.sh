@@ -124,6 +124,8 @@ check "the metrics count fleet refusals" \
 	grep -Eq '^tbctl_fleet_refused_packets_total\{.*\} [1-9]' <(fleet_tb "${H[0]}" metrics dev "${H[0]}")
 check "the metrics say the agent is up and the store reachable" \
 	bash -c "'$TBCTL' metrics dev ${H[0]} | grep -Eq '^tbctl_fleet_store_reachable\{dev=\"${H[0]}\",fleet=\"tbctl\"\} 1$'"
+"$TBCTL" metrics dev "${H[0]}" >"$tmp/metrics"
+check_documented "$tmp/metrics"
 
 # The same fleet on a 3-master Redis Cluster on loopback: the agents route
 # each key's call to its slot's master.

@@ -27,6 +27,16 @@ fail() { FAIL=$((FAIL + 1)); echo "FAIL $*" >&3; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
 summary() { echo "$PASS passed, $FAIL failed"; [[ $FAIL -eq 0 ]]; }
 
+# check_documented EXPOSITION: every family of a scrape is named in
+# docs/operations.md's table of series, so the table cannot fall behind.
+check_documented() {
+	local fam missing=
+	for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$1"); do
+		grep -qF "\`$fam\`" "$ROOT/docs/operations.md" || missing+=" $fam"
+	done
+	check "every family of the scrape is in docs/operations.md${missing:+ (missing:$missing)}" [ -z "$missing" ]
+}
+
 # Unique per run: pins are keyed by device name, so names never collide.
 ID=$$
 NS_S=tbs$ID

@@ -130,6 +130,7 @@ check "tracked addresses against max-addrs" bash -c "
 check "tbctl metrics prints the same exposition (textfile collector)" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics top 5 >$tmp/m2 && promtool check metrics <$tmp/m2 &&
 		 diff <(grep -v '^tbctl_' $tmp/m1) <(grep -v '^tbctl_' $tmp/m2) >/dev/null"
+check_documented "$tmp/m2"
 
 # The program taken off the device behind tbctl's back: the pins remain,
 # but nothing polices the device, and the metrics and status say so.
