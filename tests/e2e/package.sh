@@ -20,7 +20,8 @@ for f in ./usr/sbin/tbctl ./usr/share/man/man8/tbctl.8.gz ./usr/share/bash-compl
 	./lib/systemd/system/tbctl@.service ./lib/systemd/system/tbctl-exporter.service \
 	./lib/systemd/system/tbctl-fleet@.service \
 	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright ./usr/share/doc/tbctl/README.md.gz \
-	./usr/share/doc/tbctl/NEWS.gz; do
+	./usr/share/doc/tbctl/NEWS.gz ./usr/share/doc/tbctl/docs/design.md.gz ./usr/share/doc/tbctl/docs/operations.md.gz \
+	./usr/share/doc/tbctl/docs/performance.md.gz ./usr/share/doc/tbctl/docs/performance/tcp.png; do
 	check "the package holds $f" grep -qx -- "$f" <<<"$contents"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
