@@ -15,7 +15,9 @@
 # the sender. TCP_BENCH_RUNS, TCP_BENCH_SECONDS, TCP_BENCH_CAPS,
 # TCP_BENCH_RTTS, TCP_BENCH_FLOWS and TCP_BENCH_LIMITERS narrow a run;
 # TCP_BENCH_BURST_MS gives every limiter, tbctl too, another burst than
-# tbctl's default.
+# tbctl's default; TCP_BENCH_OMIT leaves that many seconds out of each
+# run's goodput and retransmits (iperf3 -O): the burst and slow start, to
+# measure the steady state.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
@@ -31,6 +33,7 @@ while (($#)); do
 done
 RUNS=${TCP_BENCH_RUNS:-3}
 SECS=${TCP_BENCH_SECONDS:-10}
+OMIT=${TCP_BENCH_OMIT:-0}
 if [[ $WHERE == host ]]; then
 	CAPS=(${TCP_BENCH_CAPS:-10 100})
 	RTTS=(${TCP_BENCH_RTTS:-0})
@@ -127,7 +130,7 @@ for rtt in "${RTTS[@]}"; do
 					t0=$(date +%s%N)
 					# The server may still be closing the previous test: try again.
 					for _ in 1 2 3; do
-						in_s timeout $((SECS + 30)) iperf3 -c $DST -t "$SECS" -P "$flows" -J >"$tmp/j" 2>/dev/null
+						in_s timeout $((SECS + OMIT + 30)) iperf3 -c $DST -t "$SECS" -O "$OMIT" -P "$flows" -J >"$tmp/j" 2>/dev/null
 						jq -e .end.sum_received.bits_per_second "$tmp/j" >/dev/null 2>&1 && break
 						sleep 1
 					done
@@ -139,11 +142,11 @@ for rtt in "${RTTS[@]}"; do
 					fi
 					limiter_off "$lim"
 					line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
-						--argjson burst_ms "$BURST_MS" \
+						--argjson burst_ms "$BURST_MS" --argjson omit "$OMIT" \
 						--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
 						--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
 						{ where: $where, limiter: $lim, cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
-						  burst_ms: $burst_ms,
+						  burst_ms: $burst_ms, omit_s: $omit,
 						  seconds: .end.sum_received.seconds,
 						  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),
 						  goodput_over_cap: (.end.sum_received.bits_per_second / ($cap * 1e6)),
