@@ -62,14 +62,21 @@ fleet_redis() {
 	return 1
 }
 
-# fleet_cluster PORT...: those servers (started by fleet_redis with
-# --cluster-enabled yes) made one cluster of masters, and ok.
+# fleet_cluster N: N redis-servers on free ports (fleet_redis, so call it
+# from this shell), made one cluster of masters, and ok; their ports in
+# FLEET_CLUSTER.
 fleet_cluster() {
 	local p args=()
-	for p in "$@"; do args+=("127.0.0.1:$p"); done
+	FLEET_CLUSTER=()
+	for _ in $(seq 1 "$1"); do
+		p=$(fleet_free_port)
+		fleet_redis "$p" --cluster-enabled yes --cluster-config-file "nodes-$p.conf" || return 1
+		FLEET_CLUSTER+=("$p")
+		args+=("127.0.0.1:$p")
+	done
 	redis-cli --cluster create "${args[@]}" --cluster-replicas 0 --cluster-yes >/dev/null 2>&1 || return 1
 	for _ in $(seq 1 500); do
-		redis-cli -p "$1" cluster info 2>/dev/null | grep -q cluster_state:ok && return 0
+		redis-cli -p "${FLEET_CLUSTER[0]}" cluster info 2>/dev/null | grep -q cluster_state:ok && return 0
 		sleep 0.02
 	done
 	return 1

@@ -199,12 +199,7 @@ for keys in "${KEYS[@]}"; do
 done
 
 # C. The simulation and the anchors.
-CP=()
-for n in 1 2 3; do
-	CP+=("$(fleet_free_port)")
-	fleet_redis "${CP[n - 1]}" --cluster-enabled yes --cluster-config-file "nodes-${CP[n - 1]}.conf"
-done
-fleet_cluster "${CP[@]}"
+fleet_cluster 3
 # The burst: two frames a host, and 0.4 s of rate in all: credit a host
 # holds is part of the burst, and each host that sends holds a frame.
 SIM_BURST=$((SIM_HOSTS * 1514 * 2 > R * 4 / 10 ? SIM_HOSTS * 1514 * 2 : R * 4 / 10))
@@ -215,7 +210,7 @@ sim() {
 for split in "${SIM_SPLITS[@]}"; do
 	log "C: $SIM_HOSTS hosts, $split"
 	sim --burst $SIM_BURST --store "redis://127.0.0.1:$PORT" --split $split --fleet "s$split" >>"$OUTF"
-	sim --burst $SIM_BURST --store "redis-cluster://127.0.0.1:${CP[0]}" --split $split --fleet "c$split" \
+	sim --burst $SIM_BURST --store "redis-cluster://127.0.0.1:${FLEET_CLUSTER[0]}" --split $split --fleet "c$split" \
 		--keys 16 >>"$OUTF"
 	sim --burst $SIM_BURST --scheme local --split $split >>"$OUTF"
 	sim --burst $SIM_BURST --scheme count --split $split >>"$OUTF"
