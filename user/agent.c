@@ -8,10 +8,10 @@
  *  - idle for IDLE_ROUNDS rounds: takes its credit back and returns it;
  *  - idle, holding nothing, its share full again: deletes the key.
  * A round's asks go to the store STORE_BATCH keys at a time, one call a
- * hash tag, pipelined: a round trip to each server. Grants and take-backs are made by the datapath's own program
- * (tb_fleet_apply), atomic against the CPUs spending the credit. The
- * store is never waited on by a packet: a key short of credit is refused
- * until the next round's grant lands. */
+ * hash tag, pipelined: a round trip to each server. Grants and take-backs
+ * are made by the datapath's own program (tb_fleet_apply), atomic against
+ * the CPUs spending the credit. The store is never waited on by a packet:
+ * a key short of credit is refused until the next round's grant lands. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -171,6 +171,12 @@ static int rules_refresh(struct agent *a)
 	return 0;
 }
 
+/* The least credit a key of rule r asks for: a frame, in its units. */
+static __u64 frame_of(const struct tb_rule *r)
+{
+	return r->cost == TB_COST_PACKETS ? 1 : AGENT_FRAME;
+}
+
 /* The key's name in the store, into buf, and its tag: its rule's prefix
  * (and match), and its address, group, or "total" for a shared rule's
  * one key. Made only for the keys a round asks about. */
@@ -275,7 +281,7 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 		 * spends soon keeps it from the others. */
 		if (d && now >= ak->next_ask_ns)
 			ak->want = agent_want(ak->rate, a->rtt_ns, interval, ak->have,
-					      r->cost == TB_COST_PACKETS ? 1 : AGENT_FRAME, r->burst);
+					      frame_of(r), r->burst);
 		ak->renew = ak->have && ak->lease_end_ns < now + lease / 2;
 		ak->ask = ak->want || ak->renew || ak->ret;
 	}
@@ -398,9 +404,8 @@ static int call(struct agent *a, struct akey **ks, struct store_ask *asks, size_
 		ks[i]->lease_end_ns = end;
 		if (asks[i].granted < asks[i].want) {
 			const struct tb_rule *r = &a->rs.rules[ks[i]->rule];
-			__u64 frame = r->cost == TB_COST_PACKETS ? 1 : AGENT_FRAME;
 
-			ks[i]->next_ask_ns = now + frame * 1000000000ULL / (r->r.rate ? r->r.rate : 1);
+			ks[i]->next_ask_ns = now + frame_of(r) * 1000000000ULL / (r->r.rate ? r->r.rate : 1);
 		}
 		a->fs.granted += asks[i].granted;
 		if (asks[i].granted)

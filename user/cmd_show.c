@@ -129,23 +129,15 @@ static int parse_show(int argc, char **argv, struct cmd_args *a)
 	return 0;
 }
 
-/* A fleet rule's bucket: what its fleet key holds here (credit under a
- * lease that still runs) and was refused for want of share and credit. */
+/* A fleet rule's bucket: what its fleet key holds here. */
 static void fleet_fields(const struct show *sh, const struct row *r, const struct tb_rule *rule,
 			 struct json_object *o)
 {
-	struct tb_fleet_key k = { .rule = rule->shared };
-	struct tb_fleet_entry e;
+	__u64 credit, refused;
 
-	if (!r->shared)
-		k.key = r->addr;
-	if (bpf_map_lookup_elem(sh->m->fleet, &k, &e)) {
-		json_add_u64(o, "fleet_credit", 0);
-		json_add_u64(o, "fleet_refused", 0);
-		return;
-	}
-	json_add_u64(o, "fleet_credit", e.credit > 0 && e.expires_ns > sh->now ? (__u64)e.credit : 0);
-	json_add_u64(o, "fleet_refused", e.refused);
+	snapshot_fleet_key(sh->m, rule, r->shared ? NULL : &r->addr, sh->now, &credit, &refused);
+	json_add_u64(o, "fleet_credit", credit);
+	json_add_u64(o, "fleet_refused", refused);
 }
 
 static void print_row(struct show *sh, const struct row *r)

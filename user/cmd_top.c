@@ -254,22 +254,6 @@ static void print_text(const char *dev, const struct frame *s, const struct tota
 	}
 }
 
-/* What a fleet rule's row's fleet key holds on this host: credit under
- * a lease that still runs; -1 for a row of another rule. */
-static long long fleet_credit_of(const struct frame *s, const struct top_row *r)
-{
-	const struct tb_rule *rule = r->rule >= 0 ? &s->rs->rules[r->rule] : NULL;
-	struct tb_fleet_key k = { .key = r->addr };
-	struct tb_fleet_entry e;
-
-	if (!rule || !rule->fleet)
-		return -1;
-	k.rule = rule->shared;
-	if (bpf_map_lookup_elem(s->rs->m.fleet, &k, &e))
-		return 0;
-	return e.credit > 0 && e.expires_ns > s->now ? e.credit : 0;
-}
-
 static void print_json(const char *dev, const struct frame *s, const struct totals *t, size_t rows)
 {
 	struct json_object *o = json_object_new_object(), *tot = json_object_new_object();
@@ -299,8 +283,12 @@ static void print_json(const char *dev, const struct frame *s, const struct tota
 		json_add_u64(e, r->rule >= 0 && s->rs->rules[r->rule].cost == TB_COST_PACKETS ? "tokens_packets" :
 			     "tokens_bytes", r->tokens);
 		json_object_object_add(e, "share", json_object_new_double(r->share));
-		if (fleet_credit_of(s, r) >= 0)
-			json_add_u64(e, "fleet_credit", fleet_credit_of(s, r));
+		if (r->rule >= 0 && s->rs->rules[r->rule].fleet) {
+			__u64 credit, refused;
+
+			snapshot_fleet_key(&s->rs->m, &s->rs->rules[r->rule], &r->addr, s->now, &credit, &refused);
+			json_add_u64(e, "fleet_credit", credit);
+		}
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "addresses", arr);

@@ -2,6 +2,7 @@
 /* One read of a device's buckets for show, top and the metrics. */
 #include <errno.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "match.h"
 #include "snapshot.h"
 
@@ -92,4 +93,19 @@ int snapshot_matched(struct snapshot *sn, const struct tb_addr *a,
 void snapshot_end(struct snapshot *sn)
 {
 	pending_free(&sn->pending);
+}
+
+void snapshot_fleet_key(const struct tb_maps *m, const struct tb_rule *rule, const struct tb_addr *addr, __u64 now,
+			__u64 *credit, __u64 *refused)
+{
+	struct tb_fleet_key k = { .rule = rule->shared };
+	struct tb_fleet_entry e;
+
+	*credit = *refused = 0;
+	if (addr)
+		k.key = *addr;
+	if (bpf_map_lookup_elem(m->fleet, &k, &e))
+		return;
+	*credit = e.credit > 0 && e.expires_ns > now ? (__u64)e.credit : 0;
+	*refused = e.refused;
 }

@@ -34,5 +34,11 @@ int snapshot_get(struct snapshot *sn, const struct tb_addr *a, struct tb_addr *k
 int snapshot_matched(struct snapshot *sn, const struct tb_addr *a,
 		     int (*fn)(const struct tb_addr *key, const struct tb_bucket *b, int rule, void *ctx), void *ctx);
 void snapshot_end(struct snapshot *sn);
+/* What the fleet key of a fleet rule's bucket holds on this host at now
+ * (addr, or NULL for a shared rule's one key): credit under a lease that
+ * still runs, and what it refused for want of share and credit; 0 and 0
+ * for a key fleet[] lacks. */
+void snapshot_fleet_key(const struct tb_maps *m, const struct tb_rule *rule, const struct tb_addr *addr, __u64 now,
+			__u64 *credit, __u64 *refused);
 
 #endif
