@@ -64,14 +64,14 @@ EOF
 		   | "\ntbctl XDP handled every frame the generator offered, so the generator set its packets/s: the",
 		     "packets/s targets bound it from below, and softirq time per drop is the measure.")' "$r"
 	echo
-	echo "TCP, goodput / cap and retransmitted segments, mean of the runs of each case:"
+	echo "TCP in steady state, goodput / the limiter's ceiling and retransmitted segments, mean of the runs of each case:"
 	echo
 	jq -M -s -r '
 		def r2: . * 100 | round / 100;
 		map(select(.limiter | test("^(tbctl-xdp|tbctl-mark|tbctl-shape|nft|police|tbf)$")))
-		| group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
-		| map({ c: "\(if .[0].where == "host" then "host" else "VM" end) \(.[0].cap_mbit) Mbit/s, RTT \(.[0].rtt_ms) ms, \(.[0].flows) flow\(if .[0].flows > 1 then "s" else "" end)",
-			l: .[0].limiter, g: (map(.goodput_over_cap) | add / length), x: (map(.retransmits) | add / length | round) })
+		| group_by([.where, .rtt_ms, .cap_mbit, -.burst_ms, .flows, .limiter])
+		| map({ c: "\(if .[0].where == "host" then "host" else "VM" end) \(.[0].cap_mbit) Mbit/s, RTT \(.[0].rtt_ms) ms, burst \(.[0].burst_ms) ms, \(.[0].flows) flow\(if .[0].flows > 1 then "s" else "" end)",
+			l: .[0].limiter, g: (map(.goodput_over_ceiling) | add / length), x: (map(.retransmits) | add / length | round) })
 		| (map(.l) | unique) as $ls
 		| (map(.c) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cs
 		| . as $all
@@ -94,7 +94,8 @@ EOF
 	echo "## TCP, every case"
 	echo
 	echo "iperf3 from one source address through each limiter between two namespaces (\`tools/tcp_bench.sh\`): on"
-	echo "this machine's kernel at RTT ≈ 0, and in the VM with netem adding the round trip on the ACK path."
+	echo "this machine's kernel at RTT ≈ 0, and in the VM with netem adding the round trip on the ACK path. Each"
+	echo "run leaves out its first seconds, the burst's time and 2 s of slow start (iperf3 -O): the steady state."
 	echo
 	cat "$in/tcp.md"
 } >"$doc/performance.md"

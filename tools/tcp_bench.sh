@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # TCP through every limiter: iperf3 between two namespaces, one source
-# address, 1 and 4 parallel flows, against tbctl in each mode (default
-# settings: only the rate is given) and against an nft meter, tc's police
-# action and a tbf shaper at the same rate and burst.
+# address, 1 and 4 parallel flows, against tbctl in each mode (rate and
+# burst given, everything else its default) and against an nft meter,
+# tc's police action and a tbf shaper at the same rate and burst.
 #
 #   tools/tcp_bench.sh [--where host|vm] [--out FILE.jsonl]
 #
@@ -10,14 +10,16 @@
 # stock kernel (tests/vm/run), which has netem (RTT 20 and 80 ms, added
 # on the receiver's egress, so on the ACK path) and act_police and fq
 # (tbctl's action shape). One JSON object per run is appended to the
-# output: goodput / cap, retransmitted segments, and for tbctl the bytes
-# it admitted against b + r*T. tbctl-mark is action mark with ECN on in
-# the sender. TCP_BENCH_RUNS, TCP_BENCH_SECONDS, TCP_BENCH_CAPS,
-# TCP_BENCH_RTTS, TCP_BENCH_FLOWS and TCP_BENCH_LIMITERS narrow a run;
-# TCP_BENCH_BURST_MS gives every limiter, tbctl too, another burst than
-# tbctl's default; TCP_BENCH_OMIT leaves that many seconds out of each
-# run's goodput and retransmits (iperf3 -O): the burst and slow start, to
-# measure the steady state.
+# output: goodput over the cap and over the limiter's ceiling, retransmitted
+# segments, and for tbctl the bytes it admitted against b + r*T and its
+# signals (early drops, marks) and tail drops over the run. tbctl-mark
+# is action mark with ECN on in the sender. TCP_BENCH_RUNS,
+# TCP_BENCH_SECONDS, TCP_BENCH_CAPS, TCP_BENCH_RTTS, TCP_BENCH_FLOWS and
+# TCP_BENCH_LIMITERS narrow a run. TCP_BENCH_BURSTS lists the bursts, in
+# ms of rate, that every limiter is given in turn (default 1000, tbctl's
+# own). Each run leaves its first TCP_BENCH_OMIT seconds out of goodput
+# and retransmits (iperf3 -O); by default the burst's time plus 2 s of
+# slow start, so that what is measured is the steady state.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
@@ -33,7 +35,6 @@ while (($#)); do
 done
 RUNS=${TCP_BENCH_RUNS:-3}
 SECS=${TCP_BENCH_SECONDS:-10}
-OMIT=${TCP_BENCH_OMIT:-0}
 if [[ $WHERE == host ]]; then
 	CAPS=(${TCP_BENCH_CAPS:-10 100})
 	RTTS=(${TCP_BENCH_RTTS:-0})
@@ -56,11 +57,17 @@ ip -n $NS_R addr add $DST/24 dev $DEV_R
 netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
 netns_neigh $NS_R $DEV_R $NS_S $DEV_S $SRC
 
-# The burst every limiter gets: tbctl's default, 1 s of rate, unless
-# TCP_BENCH_BURST_MS says otherwise (then tbctl is given it too).
-BURST_MS=${TCP_BENCH_BURST_MS:-1000}
+# The burst every limiter gets, in ms of rate, for the run in progress.
+BURSTS=(${TCP_BENCH_BURSTS:-1000})
+BURST_MS=
 burst_of() { echo $(($1 * 1000000 / 8 * BURST_MS / 1000)); }
-tb_burst() { [[ -n ${TCP_BENCH_BURST_MS:-} ]] && echo burst "$(burst_of "$1")"; true; }
+tb_burst() { echo burst "$(burst_of "$1")"; }
+omit_of() { echo "${TCP_BENCH_OMIT:-$(((BURST_MS + 999) / 1000 + 2))}"; }
+# Goodput per charged byte for full-size segments, the most a limiter can
+# give: tbctl and tbf charge every segment's Ethernet frame (1,448 bytes
+# of payload in 1,514); police and nft charge a GRO aggregate's length
+# once, so theirs is taken as 1.
+ceiling_of() { case $1 in tbctl-* | tbf) echo 0.9564 ;; *) echo 1 ;; esac; }
 
 # limiter_on NAME CAP_MBIT: the limiter, with the burst above.
 limiter_on() {
@@ -122,45 +129,51 @@ session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 
 
 for rtt in "${RTTS[@]}"; do
 	rtt_on "$rtt"
-	for cap in "${CAPS[@]}"; do
-		for flows in "${FLOWS[@]}"; do
-			for lim in "${LIMITERS[@]}"; do
-				for run in $(seq "$RUNS"); do
-					limiter_on "$lim" "$cap"
-					t0=$(date +%s%N)
-					# The server may still be closing the previous test: try again.
-					for _ in 1 2 3; do
-						in_s timeout $((SECS + OMIT + 30)) iperf3 -c $DST -t "$SECS" -O "$OMIT" -P "$flows" -J >"$tmp/j" 2>/dev/null
-						jq -e .end.sum_received.bits_per_second "$tmp/j" >/dev/null 2>&1 && break
-						sleep 1
+	for BURST_MS in "${BURSTS[@]}"; do
+		OMIT=$(omit_of)
+		for cap in "${CAPS[@]}"; do
+			for flows in "${FLOWS[@]}"; do
+				for lim in "${LIMITERS[@]}"; do
+					for run in $(seq "$RUNS"); do
+						limiter_on "$lim" "$cap"
+						t0=$(date +%s%N)
+						# The server may still be closing the previous test: try again.
+						for _ in 1 2 3; do
+							in_s timeout $((SECS + OMIT + 30)) iperf3 -c $DST -t "$SECS" -O "$OMIT" -P "$flows" -J >"$tmp/j" 2>/dev/null
+							jq -e .end.sum_received.bits_per_second "$tmp/j" >/dev/null 2>&1 && break
+							sleep 1
+						done
+						t1=$(date +%s%N)
+						admitted=null signals=null tail=null
+						if [[ $lim == tbctl-* ]]; then
+							read -r fn dev < <(tbctl_of "$lim")
+							read -r admitted signals tail < <($fn -j stats dev "$dev" |
+								jq -r '"\(.passed_bytes) \(.early_dropped_packets + .marked_packets) \(.dropped_packets - .early_dropped_packets)"')
+						fi
+						limiter_off "$lim"
+						line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
+							--argjson burst_ms "$BURST_MS" --argjson omit "$OMIT" --argjson ceiling "$(ceiling_of "$lim")" \
+							--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
+							--argjson signals "$signals" --argjson tail "$tail" \
+							--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
+							{ where: $where, limiter: $lim, cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
+							  burst_ms: $burst_ms, omit_s: $omit, ceiling: $ceiling,
+							  seconds: .end.sum_received.seconds,
+							  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),
+							  goodput_over_cap: (.end.sum_received.bits_per_second / ($cap * 1e6)),
+							  goodput_over_ceiling: (.end.sum_received.bits_per_second / ($cap * 1e6) / $ceiling),
+							  retransmits: .end.sum_sent.retransmits, signals: $signals, tail_drops: $tail,
+							  segments: ((.end.sum_sent.bytes // 0) / 1448 | floor),
+							  admitted_over_bound: (if $admitted == null then null else
+								$admitted / ($burst + $cap * 1e6 / 8 * $ns / 1e9) end) }' \
+							"$tmp/j") || line=
+						if [[ -n $line ]]; then
+							echo "$line" >>"$OUT"
+							log "$line"
+						else
+							log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
+						fi
 					done
-					t1=$(date +%s%N)
-					admitted=null
-					if [[ $lim == tbctl-* ]]; then
-						read -r fn dev < <(tbctl_of "$lim")
-						admitted=$($fn -j stats dev "$dev" | jq .passed_bytes)
-					fi
-					limiter_off "$lim"
-					line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
-						--argjson burst_ms "$BURST_MS" --argjson omit "$OMIT" \
-						--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
-						--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
-						{ where: $where, limiter: $lim, cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
-						  burst_ms: $burst_ms, omit_s: $omit,
-						  seconds: .end.sum_received.seconds,
-						  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),
-						  goodput_over_cap: (.end.sum_received.bits_per_second / ($cap * 1e6)),
-						  retransmits: .end.sum_sent.retransmits,
-						  segments: ((.end.sum_sent.bytes // 0) / 1448 | floor),
-						  admitted_over_bound: (if $admitted == null then null else
-							$admitted / ($burst + $cap * 1e6 / 8 * $ns / 1e9) end) }' \
-						"$tmp/j") || line=
-					if [[ -n $line ]]; then
-						echo "$line" >>"$OUT"
-						log "$line"
-					else
-						log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
-					fi
 				done
 			done
 		done

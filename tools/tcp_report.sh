@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Summarises tcp_bench.sh's JSON lines, the runs of each case averaged: a
-# matrix of goodput / cap with retransmitted segments, limiter by case; the
-# same per case in full, as Markdown (stdout); and a bar chart of goodput
-# / cap.
+# matrix of goodput over each limiter's ceiling with retransmitted
+# segments, case by limiter, where a case at RTT 0 also shows the most a
+# policer gets there with a small burst, burst / (rate x 200 ms); the same
+# per case in full, as Markdown (stdout); and a bar chart of goodput over
+# the ceiling.
 #   tools/tcp_report.sh RESULTS.jsonl CHART.png
 set -euo pipefail
 in=$1
@@ -13,43 +15,49 @@ trap 'rm -f "$sum" "$dat"' EXIT
 
 # One object per case, in display order.
 jq -M -s -c '
-	group_by([.where, .rtt_ms, .cap_mbit, .flows, .limiter])
-	| map({ where: .[0].where, rtt: .[0].rtt_ms, cap: .[0].cap_mbit, flows: .[0].flows,
+	group_by([.where, .rtt_ms, .cap_mbit, .burst_ms, .flows, .limiter])
+	| map({ where: .[0].where, rtt: .[0].rtt_ms, cap: .[0].cap_mbit, burst: .[0].burst_ms, flows: .[0].flows,
 		limiter: .[0].limiter, runs: length,
 		goodput: (map(.goodput_over_cap) | add / length),
+		ceil: (map(.goodput_over_ceiling) | add / length),
 		retrans: (map(.retransmits) | add / length | round),
+		signals: (map(.signals) | if any(. == null) then null else add / length | round end),
+		tails: (map(.tail_drops) | if any(. == null) then null else add / length | round end),
 		admitted: (map(.admitted_over_bound) | if any(. == null) then null else max end) })
-	| sort_by(.where != "host", .rtt, .cap, .flows, .limiter)
-	| map(. + { case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap)M \(.rtt)ms \(.flows)f" })
+	| sort_by(.where != "host", .rtt, .cap, -.burst, .flows, .limiter)
+	| map(. + { case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap)M \(.rtt)ms \(.burst)ms \(.flows)f" })
 	| .[]' "$in" >"$sum"
 
 jq -M -s -r '
 	def r2: . * 100 | round / 100;
+	def limit: if .rtt == 0 and .burst < 200 then (.burst / 200 | r2 | tostring) else "-" end;
 	. as $all
-	| (map(.case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cases
-	| group_by(.limiter)
-	| (["goodput / cap (retransmits)"] + $cases | "| " + join(" | ") + " |"),
-	  ("|" + ([range($cases | length + 1)] | map("---") | join("|")) + "|"),
-	  (.[] | . as $rows | [.[0].limiter] + ($cases | map(. as $c | [$rows[] | select(.case == $c)][0]
-		| if . == null then "-" else "\(.goodput | r2) (\(.retrans))" end))
-		| "| " + join(" | ") + " |"),
+	| (map(.limiter) | unique) as $ls
+	| (map(.case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cs
+	| ("| goodput / ceiling (retransmits) | RTT 0 limit, of the cap | " + ($ls | join(" | ")) + " |"),
+	  ("|---|---|" + ($ls | map("---") | join("|")) + "|"),
+	  ($cs[] as $c | [$all[] | select(.case == $c)] as $rows
+		| "| \($c) | \($rows[0] | limit) | " + ($ls | map(. as $l | [$rows[] | select(.limiter == $l)][0]
+			| if . == null then "-" else "\(.ceil | r2) (\(.retrans))" end) | join(" | ")) + " |"),
 	  "",
-	  "| kernel | RTT ms | cap Mbit/s | flows | limiter | runs | goodput / cap | retransmits | admitted / (b + r·T), worst |",
-	  "|---|---|---|---|---|---|---|---|---|",
+	  "| kernel | RTT ms | cap Mbit/s | burst ms | flows | limiter | runs | goodput / cap | goodput / ceiling | retransmits | signals, tail drops (tbctl, whole run) | admitted / (b + r·T), worst |",
+	  "|---|---|---|---|---|---|---|---|---|---|---|---|",
 	  ($all[]
-	   | "| \(if .where == "host" then "6.18 (host)" else "Debian 6.1 (VM)" end) | \(.rtt) | \(.cap) | \(.flows) | \(.limiter) | \(.runs) | \(.goodput | r2) | \(.retrans) | \(if .admitted == null then "-" else (.admitted * 1000 | round / 1000 | tostring) end) |")
+	   | "| \(if .where == "host" then "6.18 (host)" else "Debian 6.1 (VM)" end) | \(.rtt) | \(.cap) | \(.burst) | \(.flows) | \(.limiter) | \(.runs) | \(.goodput | r2) | \(.ceil | r2) | \(.retrans) | \(if .signals == null then "-" else "\(.signals), \(.tails)" end) | \(if .admitted == null then "-" else (.admitted * 1000 | round / 1000 | tostring) end) |")
 ' "$sum"
 
-jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.goodput)"' "$sum" >"$dat"
+jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.burst)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.ceil)"' "$sum" >"$dat"
+width=$(($(wc -l <"$dat") * 14))
+((width >= 1600)) || width=1600
 gnuplot <<GP
-set terminal pngcairo noenhanced size 1600,700
+set terminal pngcairo noenhanced size $width,700
 set output "$png"
-set title "TCP goodput / cap (iperf3, mean of runs): limiter@cap/RTT/flows (6.18 host, VM: Debian 6.1)"
+set title "TCP goodput / the limiter's ceiling (iperf3, steady state, mean of runs): limiter@cap/RTT/burst/flows (6.18 host, VM: Debian 6.1)"
 set style fill solid 0.6
 set boxwidth 0.8
 set yrange [0:1.6]
 set xtics rotate by 60 right font ",8"
 set bmargin 12
 set grid ytics
-plot "$dat" using 0:2:xtic(1) with boxes notitle, 0.95 with lines dt 2 title "0.95"
+plot "$dat" using 0:2:xtic(1) with boxes notitle, 0.97 with lines dt 2 title "0.97"
 GP

@@ -80,8 +80,9 @@ done
 check "flood.png written" [ -s "$out/flood.png" ]
 check "accuracy.png written" [ -s "$out/accuracy.png" ]
 for lim in tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do
-	check "TCP: $lim has goodput, and retransmits counted in whole segments, no more than were sent" \
+	check "TCP: $lim has goodput over the cap and its ceiling, and retransmits counted in whole segments, no more than were sent" \
 		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | length == 1 and (.[0].goodput_over_cap > 0) and
+			(.[0].goodput_over_ceiling >= .[0].goodput_over_cap) and .[0].burst_ms == 1000 and .[0].omit_s == 0 and
 			(.[0] | (.retransmits | type == "number" and . == floor) and .retransmits <= .segments)' \
 		"$out/tcp.jsonl" >/dev/null
 done
