@@ -34,7 +34,7 @@ jq -M -s -r '
 	. as $all
 	| (map(.limiter) | unique) as $ls
 	| (map(.case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cs
-	| ("| goodput / ceiling (retransmits) | RTT 0 limit, of the cap | " + ($ls | join(" | ")) + " |"),
+	| ("| goodput / ceiling (retransmits) | RTT 0 limit | " + ($ls | join(" | ")) + " |"),
 	  ("|---|---|" + ($ls | map("---") | join("|")) + "|"),
 	  ($cs[] as $c | [$all[] | select(.case == $c)] as $rows
 		| "| \($c) | \($rows[0] | limit) | " + ($ls | map(. as $l | [$rows[] | select(.limiter == $l)][0]
@@ -46,7 +46,8 @@ jq -M -s -r '
 	   | "| \(if .where == "host" then "6.18 (host)" else "Debian 6.1 (VM)" end) | \(.rtt) | \(.cap) | \(.burst) | \(.flows) | \(.limiter) | \(.runs) | \(.goodput | r2) | \(.ceil | r2) | \(.retrans) | \(if .signals == null then "-" else "\(.signals), \(.tails)" end) | \(if .admitted == null then "-" else (.admitted * 1000 | round / 1000 | tostring) end) |")
 ' "$sum"
 
-jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.burst)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.ceil)"' "$sum" >"$dat"
+# Label, goodput / ceiling, and the RTT 0 limit where there is one (NaN: none).
+jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.burst)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.ceil) \(if .rtt == 0 and .burst < 200 then .burst / 200 else "NaN" end)"' "$sum" >"$dat"
 width=$(($(wc -l <"$dat") * 14))
 ((width >= 1600)) || width=1600
 gnuplot <<GP
@@ -59,5 +60,6 @@ set yrange [0:1.6]
 set xtics rotate by 60 right font ",8"
 set bmargin 12
 set grid ytics
-plot "$dat" using 0:2:xtic(1) with boxes notitle, 0.97 with lines dt 2 title "0.97"
+plot "$dat" using 0:2:xtic(1) with boxes notitle, "$dat" using 0:3 with points pt 7 lc rgb "red" \\
+	title "RTT 0 limit, burst / (rate x 200 ms)", 0.97 with lines dt 2 title "0.97"
 GP
