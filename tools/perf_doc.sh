@@ -86,7 +86,7 @@ EOF
 	echo
 	echo '![Admitted rate per source, second by second, for tbctl, an nft meter and hashlimit](performance/accuracy.png)'
 	echo
-	echo '![TCP goodput / cap for every limiter and case](performance/tcp.png)'
+	echo '![TCP goodput in steady state over the ceiling of each limiter, every case](performance/tcp.png)'
 	echo
 	# results.md's sections but its targets, given first above.
 	awk '/^## Targets/ { exit } { print }' "$in/results.md"
