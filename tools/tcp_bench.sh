@@ -171,7 +171,7 @@ for rtt in "${RTTS[@]}"; do
 							echo "$line" >>"$OUT"
 							log "$line"
 						else
-							log "$lim cap $cap rtt $rtt flows $flows: iperf3 gave no result"
+							log "$lim cap $cap rtt $rtt burst $BURST_MS ms flows $flows: iperf3 gave no result"
 						fi
 					done
 				done
