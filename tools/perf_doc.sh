@@ -32,9 +32,10 @@ How to read it:
   round alike. Absolute nanoseconds move far between machines; compare the ratios.
 - *Admitted / bound* is a source's received bytes over `burst + rate × T + one frame`: above 1 is
   over-admission.
-- TCP *goodput / cap* is iperf3's payload rate over the cap. tbctl and tbf charge Ethernet frames, so a
-  limiter that passes exactly its cap shows 1448 / 1514 ≈ 0.956 over a long run, plus the burst spread over
-  the run. [tcp.md](tcp.md) says what the TCP figures mean for choosing an action and a burst.
+- TCP *goodput / ceiling* is iperf3's payload rate in steady state (each run's burst and slow start left
+  out) over the most the limiter can give: tbctl and tbf charge Ethernet frames, so a limiter that passes
+  exactly its cap gives 1448 / 1514 ≈ 0.956 of it; police and nft charge an aggregate once, so theirs is the
+  cap. [tcp.md](tcp.md) says what the TCP figures mean for choosing an action and a burst.
 - The run's raw figures are beside this file: [results.json](performance/results.json),
   [tcp.jsonl](performance/tcp.jsonl) and [stamp.json](performance/stamp.json). The targets are judged here,
   never by the tests (`make test` runs every section for a moment so that none can rot).

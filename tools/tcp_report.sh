@@ -24,20 +24,20 @@ jq -M -s -c '
 		signals: (map(.signals) | if any(. == null) then null else add / length | round end),
 		tails: (map(.tail_drops) | if any(. == null) then null else add / length | round end),
 		admitted: (map(.admitted_over_bound) | if any(. == null) then null else max end) })
+	| map(. + { limit: (if .rtt == 0 and .burst < 200 then .burst / 200 else null end) })
 	| sort_by(.where != "host", .rtt, .cap, -.burst, .flows, .limiter)
 	| map(. + { case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap)M \(.rtt)ms \(.burst)ms \(.flows)f" })
 	| .[]' "$in" >"$sum"
 
 jq -M -s -r '
 	def r2: . * 100 | round / 100;
-	def limit: if .rtt == 0 and .burst < 200 then (.burst / 200 | r2 | tostring) else "-" end;
 	. as $all
 	| (map(.limiter) | unique) as $ls
 	| (map(.case) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cs
 	| ("| goodput / ceiling (retransmits) | RTT 0 limit | " + ($ls | join(" | ")) + " |"),
 	  ("|---|---|" + ($ls | map("---") | join("|")) + "|"),
 	  ($cs[] as $c | [$all[] | select(.case == $c)] as $rows
-		| "| \($c) | \($rows[0] | limit) | " + ($ls | map(. as $l | [$rows[] | select(.limiter == $l)][0]
+		| "| \($c) | \($rows[0].limit | if . == null then "-" else r2 end) | " + ($ls | map(. as $l | [$rows[] | select(.limiter == $l)][0]
 			| if . == null then "-" else "\(.ceil | r2) (\(.retrans))" end) | join(" | ")) + " |"),
 	  "",
 	  "| kernel | RTT ms | cap Mbit/s | burst ms | flows | limiter | runs | goodput / cap | goodput / ceiling | retransmits | signals, tail drops (tbctl, whole run) | admitted / (b + r·T), worst |",
@@ -47,7 +47,7 @@ jq -M -s -r '
 ' "$sum"
 
 # Label, goodput / ceiling, and the RTT 0 limit where there is one (NaN: none).
-jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.burst)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.ceil) \(if .rtt == 0 and .burst < 200 then .burst / 200 else "NaN" end)"' "$sum" >"$dat"
+jq -M -r '"\(.limiter)@\(.cap)M/\(.rtt)ms/\(.burst)ms/\(.flows)f\(if .where == "vm" then "/VM" else "" end) \(.ceil) \(.limit // "NaN")"' "$sum" >"$dat"
 width=$(($(wc -l <"$dat") * 14))
 ((width >= 1600)) || width=1600
 gnuplot <<GP
