@@ -47,7 +47,7 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 # Against a redis-server it starts: a test of make test, not of make unit.
 STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
-TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim
+TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim $(BUILD)/delayline
 
 .PHONY: all deps test test-full unit demo bench clean install fixture deb
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
@@ -82,6 +82,9 @@ $(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ -lm
+
+$(BUILD)/delayline: $(OBJ)/tools/delayline.o | $(BUILD)
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@
 
 $(BUILD)/fleetsim: $(OBJ)/tools/fleetsim.o $(LIB_OBJ) | $(BUILD)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lm

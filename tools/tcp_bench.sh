@@ -6,16 +6,19 @@
 #
 #   tools/tcp_bench.sh [--where host|vm] [--out FILE.jsonl]
 #
-# host: RTT ~ 0 (veth), the limiters this kernel has. vm: inside Debian's
-# stock kernel (tests/vm/run), which has netem (RTT 20 and 80 ms, added
-# on the receiver's egress, so on the ACK path) and act_police and fq
-# (tbctl's action shape). One JSON object per run is appended to the
+# host: RTT ~ 0 (veth) unless TCP_BENCH_RTTS says otherwise, the limiters
+# this kernel has. vm: inside Debian's stock kernel (tests/vm/run), which
+# has act_police and fq (tbctl's action shape), at RTT 0, 20 and 80 ms.
+# A round trip is a delay on the receiver's egress, so on the ACK path:
+# netem where the kernel has it, else build/delayline. One JSON object per
+# run is appended to the
 # output: goodput over the cap and over the limiter's ceiling, retransmitted
-# segments, and for tbctl the bytes it admitted against b + r*T and its
+# segments, the smallest round trip the sender saw, and for tbctl the bytes it admitted against b + r*T and its
 # signals (early drops, marks) and tail drops over the run. tbctl-mark
 # is action mark with ECN on in the sender. TCP_BENCH_RUNS,
 # TCP_BENCH_SECONDS, TCP_BENCH_CAPS, TCP_BENCH_RTTS, TCP_BENCH_FLOWS and
-# TCP_BENCH_LIMITERS narrow a run. TCP_BENCH_BURSTS lists the bursts, in
+# TCP_BENCH_LIMITERS narrow a run; TCP_BENCH_CC is the sender's
+# congestion control (default cubic, Debian's). TCP_BENCH_BURSTS lists the bursts, in
 # ms of rate, that every limiter is given in turn (default 1000, tbctl's
 # own). Each run leaves its first TCP_BENCH_OMIT seconds out of goodput
 # and retransmits (iperf3 -O); by default the burst's time plus 2 s of
@@ -45,6 +48,13 @@ else
 	LIMITERS=(${TCP_BENCH_LIMITERS:-tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark tbctl-shape nft police tbf})
 fi
 FLOWS=(${TCP_BENCH_FLOWS:-1 4})
+# The sender's congestion control, per socket (iperf3 -C): the machine's
+# default need not be Debian's (cubic), and a netns may not change it.
+CC=${TCP_BENCH_CC:-cubic}
+grep -qw "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe -q "tcp_$CC" || {
+	echo "tcp_bench: congestion control $CC is not in this kernel" >&2
+	exit 1
+}
 
 NS_S=tcpb-s$$; NS_R=tcpb-r$$
 DEV_S=tcpbs$$; DEV_R=tcpbr$$
@@ -119,13 +129,45 @@ limiter_off() {
 
 tbctl_of() { case $1 in tbctl-tc-egress | tbctl-shape) echo tbs $DEV_S ;; tbctl-*) echo tb $DEV_R ;; esac; }
 
-# RTT: netem on the receiver's egress delays the ACKs.
-rtt_on() { (($1)) && in_r tc qdisc replace dev $DEV_R root netem delay "$1ms" limit 100000 || true; }
-rtt_off() { (($1)) && in_r tc qdisc del dev $DEV_R root || true; }
+# RTT: a delay on the receiver's egress delays the ACKs. netem where the
+# kernel has it; else tools/delayline.c, a tap the egress is redirected to
+# (a u32 filter that matches everything), which sends each frame on later.
+TAP=tcpbd$$
+rtt_on() {
+	(($1)) || return 0
+	if modprobe -q sch_netem 2>/dev/null; then
+		in_r tc qdisc replace dev $DEV_R root netem delay "$1ms" limit 100000
+		return
+	fi
+	# nsenter runs delayline in its own process, so $! is delayline's.
+	nsenter --net=/var/run/netns/"$NS_R" "$B/delayline" --dev $DEV_R --tap $TAP --delay "$1" --seconds $((${#BURSTS[@]} * ${#CAPS[@]} * \
+		${#FLOWS[@]} * ${#LIMITERS[@]} * RUNS * (SECS + 90))) >"$tmp/delayline" 2>&1 &
+	echo $! >"$tmp/delayline.pid"
+	for _ in $(seq 50); do ip -n $NS_R link show $TAP >/dev/null 2>&1 && break; sleep 0.1; done
+	ip -n $NS_R link set $TAP addrgenmode none up
+	in_r tc qdisc replace dev $DEV_R root handle 1: htb
+	in_r tc filter add dev $DEV_R parent 1: protocol all prio 1 u32 match u32 0 0 \
+		action mirred egress redirect dev $TAP
+}
+rtt_off() {
+	(($1)) || return 0
+	in_r tc qdisc del dev $DEV_R root || true
+	delayline_stop
+}
+delayline_stop() {
+	[[ -s $tmp/delayline.pid ]] || return 0
+	kill "$(cat "$tmp/delayline.pid")" 2>/dev/null || true
+	while kill -0 "$(cat "$tmp/delayline.pid")" 2>/dev/null; do sleep 0.1; done
+	log "delayline: $(cat "$tmp/delayline")"
+	rm -f "$tmp/delayline.pid"
+}
 
 in_r iperf3 -s -B $DST -D -I "$tmp/iperf3.pid" >/dev/null
 sleep 0.5
-session_cleanup() { [[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null; }
+session_cleanup() {
+	[[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null
+	delayline_stop
+}
 
 for rtt in "${RTTS[@]}"; do
 	rtt_on "$rtt"
@@ -139,7 +181,7 @@ for rtt in "${RTTS[@]}"; do
 						t0=$(date +%s%N)
 						# The server may still be closing the previous test: try again.
 						for _ in 1 2 3; do
-							in_s timeout $((SECS + OMIT + 30)) iperf3 -c $DST -t "$SECS" -O "$OMIT" -P "$flows" -J >"$tmp/j" 2>/dev/null
+							in_s timeout $((SECS + OMIT + 30)) iperf3 -C "$CC" -c $DST -t "$SECS" -O "$OMIT" -P "$flows" -J >"$tmp/j" 2>/dev/null
 							jq -e .end.sum_received.bits_per_second "$tmp/j" >/dev/null 2>&1 && break
 							sleep 1
 						done
@@ -156,13 +198,15 @@ for rtt in "${RTTS[@]}"; do
 							--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
 							--argjson signals "$signals" --argjson tail "$tail" \
 							--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
-							{ where: $where, limiter: $lim, cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
+							{ where: $where, limiter: $lim, cc: .end.sender_tcp_congestion,
+							  cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
 							  burst_ms: $burst_ms, omit_s: $omit, ceiling: $ceiling,
 							  seconds: .end.sum_received.seconds,
 							  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),
 							  goodput_over_cap: (.end.sum_received.bits_per_second / ($cap * 1e6)),
 							  goodput_over_ceiling: (.end.sum_received.bits_per_second / ($cap * 1e6) / $ceiling),
 							  retransmits: .end.sum_sent.retransmits, signals: $signals, tail_drops: $tail,
+							  min_rtt_ms: ([.end.streams[].sender.min_rtt // empty] | if length > 0 then min / 1000 else null end),
 							  segments: ((.end.sum_sent.bytes // 0) / 1448 | floor),
 							  admitted_over_bound: (if $admitted == null then null else
 								$admitted / ($burst + $cap * 1e6 / 8 * $ns / 1e9) end) }' \

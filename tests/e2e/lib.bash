@@ -218,12 +218,13 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # iperf3_to DST SECONDS OUT [ARG...]: one TCP transfer from NS_S to an
 # iperf3 server the test started, its JSON result in OUT; tried again while
-# the server is still closing the previous test.
+# the server is still closing the previous test. The sender runs cubic,
+# Debian's default, whatever this machine's default is.
 iperf3_to() {
 	local dst=$1 secs=$2 out=$3
 	shift 3
 	for _ in 1 2 3; do
-		in_s timeout $((secs + 30)) iperf3 -c "$dst" -t "$secs" -J "$@" >"$out" 2>/dev/null
+		in_s timeout $((secs + 30)) iperf3 -C cubic -c "$dst" -t "$secs" -J "$@" >"$out" 2>/dev/null
 		jq -e .end.sum_received.bytes "$out" >/dev/null 2>&1 && return 0
 		sleep 1
 	done
