@@ -7,7 +7,8 @@
 #   6    admitted rate per second, tbctl next to nft and hashlimit
 #   7    TCP in steady state through every limiter (tools/tcp_bench.sh),
 #        bursts of 1 s, 250, 100 and 50 ms of rate: RTT ~ 0 on this
-#        kernel; RTT 0, 20 and 80 ms, police and shape in Debian's (VM)
+#        kernel, and 100 Mbit/s at 20 and 80 ms; RTT 0, 20 and 80 ms,
+#        police and shape in Debian's (VM), and 20 and 80 ms half each way
 #   8    the control plane (tools/control_bench.sh): a 10,000-rule batch,
 #        show with 65,536 addresses just after a rule change, checking a
 #        100,000-line batch, -j show of 1M addresses (time and memory)
@@ -378,6 +379,12 @@ else
 	"$ROOT/tests/vm/run" --timeout 9000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-1}" \
 		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-20}" TCP_BENCH_BURSTS="$TCP_BENCH_BURSTS" \
 		TCP_BENCH_LIMITERS="tbctl-xdp tbctl-tc-ingress tbctl-mark tbctl-shape nft police tbf" \
+		"$ROOT/tools/tcp_bench.sh" --where vm |
+		grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
+	log "TCP in Debian's kernel (VM): RTT 20, 80 ms, half each way"
+	"$ROOT/tests/vm/run" --timeout 6000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-1}" \
+		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-20}" TCP_BENCH_BURSTS="$TCP_BENCH_BURSTS" \
+		TCP_BENCH_DELAY=both TCP_BENCH_RTTS="20 80" TCP_BENCH_LIMITERS="tbctl-xdp tbctl-mark tbctl-shape police" \
 		"$ROOT/tools/tcp_bench.sh" --where vm |
 		grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
 fi

@@ -2,18 +2,21 @@
 /* delayline: a fixed delay on one device's egress, for a kernel without
  * sch_netem (the TCP benchmark's round trips on this host).
  *
- *   delayline --dev DEV --tap TAP --delay MS [--limit BYTES] [--seconds S]
+ *   delayline --dev DEV --tap TAP --delay MS [--mark M] [--limit BYTES]
+ *             [--seconds S]
  *       Creates tap device TAP in the current network namespace and sends
  *       every frame the kernel transmits on it out of DEV, MS milliseconds
- *       later, in order. The caller sets TAP up and steers DEV's egress
- *       into it (tc: a root qdisc whose filter redirects everything with
- *       mirred); the delayed frames bypass DEV's qdisc, so they leave
- *       instead of coming round again. GSO aggregates and checksum
+ *       later, in order, with socket mark M (default 1). The caller sets
+ *       TAP up and steers DEV's egress into it, all but packets of mark M
+ *       (tc: a root qdisc whose classifier matches mark 0, action mirred
+ *       redirect), so the delayed frames leave through DEV's qdisc, which
+ *       holds them while the device is full. GSO aggregates and checksum
  *       offload pass whole (virtio-net headers on both sides). The line
  *       holds BYTES (default 16 MiB); a frame that finds no room for a
  *       whole 64 KiB aggregate is dropped, as netem drops over its limit. Runs until S seconds have passed
  *       (default 3600) or SIGINT/SIGTERM, then prints "delayed FRAMES
- *       BYTES dropped FRAMES" and exits 0.
+ *       BYTES dropped FRAMES busy TIMES" (busy: how often DEV's qdisc
+ *       had no room and the line waited) and exits 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +38,10 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+/* How long a frame DEV's qdisc refused for want of room waits to be
+ * sent again. */
+#define BUSY_WAIT_NS 20000ULL
 
 /* A frame as the tap hands it over: a virtio-net header, then up to a
  * 64 KiB GSO aggregate with its Ethernet header. */
@@ -70,7 +77,7 @@ static uint64_t now_ns(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: delayline --dev DEV --tap TAP --delay MS [--limit BYTES] [--seconds S]\n");
+	fprintf(f, "usage: delayline --dev DEV --tap TAP --delay MS [--mark M] [--limit BYTES] [--seconds S]\n");
 }
 
 /* The ring space an entry of len bytes takes. */
@@ -154,7 +161,7 @@ fail:
 	return -1;
 }
 
-static int out_open(const char *dev)
+static int out_open(const char *dev, unsigned int mark)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	struct ifreq ifr = {};
@@ -171,7 +178,7 @@ static int out_open(const char *dev)
 	}
 	sll.sll_ifindex = ifr.ifr_ifindex;
 	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
-	    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
 		fprintf(stderr, "delayline: packet socket on %s: %s\n", dev, strerror(errno));
 		goto fail;
@@ -199,13 +206,13 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, 'd' },   { "tap", required_argument, NULL, 't' },
-		{ "delay", required_argument, NULL, 'D' }, { "limit", required_argument, NULL, 'l' },
-		{ "seconds", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
-		{}
+		{ "delay", required_argument, NULL, 'D' }, { "mark", required_argument, NULL, 'm' },
+		{ "limit", required_argument, NULL, 'l' }, { "seconds", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },        {}
 	};
 	const char *dev = NULL, *tap = NULL;
-	unsigned long long delay_ms = 0, limit = 16 << 20, seconds = 3600;
-	unsigned long long delayed = 0, bytes = 0, dropped = 0;
+	unsigned long long delay_ms = 0, mark = 1, limit = 16 << 20, seconds = 3600;
+	unsigned long long delayed = 0, bytes = 0, dropped = 0, busy = 0;
 	struct line l = {};
 	uint64_t delay, end;
 	int c, in, out, have_delay = 0;
@@ -218,6 +225,14 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, "delay", 60000, &delay_ms))
 				return 2;
 			have_delay = 1;
+			break;
+		case 'm':
+			if (parse_u64(optarg, "mark", UINT32_MAX, &mark))
+				return 2;
+			if (!mark) {
+				fprintf(stderr, "delayline: mark 0 is what the redirect matches\n");
+				return 2;
+			}
 			break;
 		case 'l':
 			if (parse_u64(optarg, "limit", 1ULL << 32, &limit) || limit < 2 * FRAME_MAX) {
@@ -248,7 +263,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "delayline: %llu bytes for the line: out of memory\n", limit);
 		return 1;
 	}
-	out = out_open(dev);
+	out = out_open(dev, mark);
 	if (out < 0)
 		return 1;
 	in = tap_open(tap);
@@ -269,19 +284,24 @@ int main(int argc, char **argv)
 		if (now >= end)
 			break;
 		while ((e = line_head(&l)) && e->due_ns <= now) {
-			if (send(out, e + 1, e->len, 0) >= 0) {
-				delayed++;
-				bytes += e->len - sizeof(struct virtio_net_hdr);
-			} else if (errno == ENOBUFS) {
-				dropped++;
-			} else {
-				fprintf(stderr, "delayline: sending on %s: %s\n", dev, strerror(errno));
-				return 1;
+			if (send(out, e + 1, e->len, 0) < 0) {
+				if (errno != ENOBUFS) {
+					fprintf(stderr, "delayline: sending on %s: %s\n", dev, strerror(errno));
+					return 1;
+				}
+				/* DEV's qdisc is full: the frame waits, and the
+				 * line with it. */
+				busy++;
+				break;
 			}
+			delayed++;
+			bytes += e->len - sizeof(struct virtio_net_hdr);
 			line_pop(&l, e);
 		}
-		if (e && e->due_ns < until)
-			until = e->due_ns;
+		if (e)
+			until = e->due_ns > now ? e->due_ns : now + BUSY_WAIT_NS;
+		if (until > end)
+			until = end;
 		wait.tv_sec = (until - now) / 1000000000ULL;
 		wait.tv_nsec = (until - now) % 1000000000ULL;
 		if (ppoll(&p, 1, &wait, NULL) < 0) {
@@ -311,6 +331,6 @@ int main(int argc, char **argv)
 			line_commit(&l, e);
 		}
 	}
-	printf("delayed %llu %llu dropped %llu\n", delayed, bytes, dropped);
+	printf("delayed %llu %llu dropped %llu busy %llu\n", delayed, bytes, dropped, busy);
 	return 0;
 }

@@ -70,8 +70,9 @@ EOF
 	jq -M -s -r '
 		def r2: . * 100 | round / 100;
 		map(select(.limiter | test("^(tbctl-xdp|tbctl-mark|tbctl-shape|nft|police|tbf)$")))
-		| group_by([.where, .rtt_ms, .cap_mbit, -.burst_ms, .flows, .limiter])
-		| map({ c: "\(if .[0].where == "host" then "host" else "VM" end) \(.[0].cap_mbit) Mbit/s, RTT \(.[0].rtt_ms) ms, burst \(.[0].burst_ms) ms, \(.[0].flows) flow\(if .[0].flows > 1 then "s" else "" end)",
+		| map(.delay //= "ack")
+		| group_by([.where, .rtt_ms, .delay, .cap_mbit, -.burst_ms, .flows, .limiter])
+		| map({ c: "\(if .[0].where == "host" then "host" else "VM" end) \(.[0].cap_mbit) Mbit/s, RTT \(.[0].rtt_ms) ms\(if .[0].delay == "both" then " (half each way)" else "" end), burst \(.[0].burst_ms) ms, \(.[0].flows) flow\(if .[0].flows > 1 then "s" else "" end)",
 			l: .[0].limiter, g: (map(.goodput_over_ceiling) | add / length), x: (map(.retransmits) | add / length | round) })
 		| (map(.l) | unique) as $ls
 		| (map(.c) | reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end)) as $cs
@@ -94,8 +95,9 @@ EOF
 	echo
 	echo "## TCP, every case"
 	echo
-	echo "iperf3 from one source address through each limiter between two namespaces (\`tools/tcp_bench.sh\`): on"
-	echo "this machine's kernel at RTT ≈ 0, and in the VM with netem adding the round trip on the ACK path. Each"
+	echo "iperf3 (cubic) from one source address through each limiter between two namespaces (\`tools/tcp_bench.sh\`):"
+	echo "on this machine's kernel at RTT ≈ 0, and at 100 Mbit/s with build/delayline adding the round trip on the"
+	echo "ACK path; in the VM with netem adding it on the ACK path, or half each way in a bridge between the two. Each"
 	echo "run leaves out its first seconds, the burst's time and 2 s of slow start (iperf3 -O): the steady state."
 	echo
 	cat "$in/tcp.md"

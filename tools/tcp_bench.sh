@@ -2,27 +2,30 @@
 # TCP through every limiter: iperf3 between two namespaces, one source
 # address, 1 and 4 parallel flows, against tbctl in each mode (rate and
 # burst given, everything else its default) and against an nft meter,
-# tc's police action and a tbf shaper at the same rate and burst.
+# tc's police action and a tbf shaper at the same rate and burst (an nft
+# byte meter holds a second of rate more).
 #
 #   tools/tcp_bench.sh [--where host|vm] [--out FILE.jsonl]
 #
 # host: RTT ~ 0 (veth) unless TCP_BENCH_RTTS says otherwise, the limiters
 # this kernel has. vm: inside Debian's stock kernel (tests/vm/run), which
-# has act_police and fq (tbctl's action shape), at RTT 0, 20 and 80 ms.
-# A round trip is a delay on the receiver's egress, so on the ACK path:
-# netem where the kernel has it, else build/delayline. One JSON object per
-# run is appended to the
-# output: goodput over the cap and over the limiter's ceiling, retransmitted
-# segments, the smallest round trip the sender saw, and for tbctl the bytes it admitted against b + r*T and its
-# signals (early drops, marks) and tail drops over the run. tbctl-mark
-# is action mark with ECN on in the sender. TCP_BENCH_RUNS,
-# TCP_BENCH_SECONDS, TCP_BENCH_CAPS, TCP_BENCH_RTTS, TCP_BENCH_FLOWS and
-# TCP_BENCH_LIMITERS narrow a run; TCP_BENCH_CC is the sender's
-# congestion control (default cubic, Debian's). TCP_BENCH_BURSTS lists the bursts, in
-# ms of rate, that every limiter is given in turn (default 1000, tbctl's
-# own). Each run leaves its first TCP_BENCH_OMIT seconds out of goodput
-# and retransmits (iperf3 -O); by default the burst's time plus 2 s of
-# slow start, so that what is measured is the steady state.
+# has act_police and fq (tbctl's action shape), at RTT 0, 20 and 80 ms. A
+# round trip is a delay on the receiver's egress, so on the ACK path, or
+# with TCP_BENCH_DELAY=both half of it each way, in a bridge between
+# sender and receiver: netem where the kernel has it, else
+# build/delayline. One JSON object per run is appended to the output:
+# goodput over the cap and over the limiter's ceiling, retransmitted
+# segments, the smallest round trip the sender saw, and for tbctl the
+# bytes it admitted against b + r*T and its signals (early drops, marks)
+# and tail drops over the run. tbctl-mark is action mark with ECN on in
+# the sender. TCP_BENCH_RUNS, TCP_BENCH_SECONDS, TCP_BENCH_CAPS,
+# TCP_BENCH_RTTS, TCP_BENCH_FLOWS and TCP_BENCH_LIMITERS narrow a run;
+# TCP_BENCH_CC is the sender's congestion control (default cubic,
+# Debian's). TCP_BENCH_BURSTS lists the bursts, in ms of rate, that every
+# limiter is given in turn (default 1000, tbctl's own). Each run leaves
+# its first TCP_BENCH_OMIT seconds out of goodput and retransmits (iperf3
+# -O); by default the burst's time plus 2 s of slow start, so that what is
+# measured is the steady state.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
@@ -56,12 +59,39 @@ grep -qw "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control || modprobe -
 	exit 1
 }
 
-NS_S=tcpb-s$$; NS_R=tcpb-r$$
+# Where a round trip is added. ack: on the receiver's egress, so all of it
+# on the ACK path. both: half each way, in a bridge between the two.
+DELAY=${TCP_BENCH_DELAY:-ack}
+case $DELAY in
+ack) ;;
+both)
+	for rtt in "${RTTS[@]}"; do
+		((rtt % 2 == 0)) || { echo "tcp_bench: RTT $rtt ms does not halve into whole ms" >&2; exit 2; }
+	done ;;
+*) echo "tcp_bench: TCP_BENCH_DELAY is ack or both, not $DELAY" >&2; exit 2 ;;
+esac
+
+NS_S=tcpb-s$$; NS_R=tcpb-r$$; NS_M=tcpb-m$$
 DEV_S=tcpbs$$; DEV_R=tcpbr$$
+# The bridge's ports, towards the sender and towards the receiver.
+DEV_MS=tcpbms$$; DEV_MR=tcpbmr$$
 SRC=198.18.0.10; DST=198.18.0.2
 . "$ROOT/tools/netns.bash"
 log() { echo "tcp_bench: $*" >&2; }
 netns_session
+if [[ $DELAY == both ]]; then
+	ip -n $NS_S link del $DEV_S
+	ip netns add $NS_M
+	ip link add $DEV_S netns $NS_S type veth peer name $DEV_MS netns $NS_M
+	ip link add $DEV_R netns $NS_R type veth peer name $DEV_MR netns $NS_M
+	ip -n $NS_M link add br0 type bridge
+	for dev in br0 $DEV_MS $DEV_MR; do
+		[[ $dev == br0 ]] || ip -n $NS_M link set $dev master br0
+		ip -n $NS_M link set $dev addrgenmode none up
+	done
+	ip -n $NS_S link set $DEV_S addrgenmode none up
+	ip -n $NS_R link set $DEV_R addrgenmode none up
+fi
 ip -n $NS_S addr add $SRC/24 dev $DEV_S
 ip -n $NS_R addr add $DST/24 dev $DEV_R
 netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
@@ -98,6 +128,8 @@ limiter_on() {
 		tbs attach dev $DEV_S mode tc-egress key dst qdisc fq >/dev/null
 		tbs rule set dev $DEV_S default rate "$2mbit" action shape $(tb_burst "$2") ;;
 	nft)
+		# A byte meter's bucket holds a second of rate beyond its burst
+		# (nft_limit.c): no smaller burst can be asked of it.
 		in_r nft -f - <<-EOT
 		table inet tcpb {
 			chain input {
@@ -129,44 +161,66 @@ limiter_off() {
 
 tbctl_of() { case $1 in tbctl-tc-egress | tbctl-shape) echo tbs $DEV_S ;; tbctl-*) echo tb $DEV_R ;; esac; }
 
-# RTT: a delay on the receiver's egress delays the ACKs. netem where the
-# kernel has it; else tools/delayline.c, a tap the egress is redirected to
-# (a u32 filter that matches everything), which sends each frame on later.
-TAP=tcpbd$$
-rtt_on() {
-	(($1)) || return 0
+# delay_on NS DEV MS: every frame DEV sends leaves MS ms later. netem
+# where the kernel has it; else build/delayline (tools/delayline.c), a tap
+# the egress is redirected to, which sends each frame on later with mark
+# 1. The classifier is classic BPF: "ld mark; jeq 0; ret -1 (match); ret
+# 0", so the frames delayline sends pass the second time.
+UNMARKED="4,32 0 0 4294963220,21 0 1 0,6 0 0 4294967295,6 0 0 0"
+delay_on() {
+	local ns=$1 dev=$2 ms=$3 tap=dl$2
 	if modprobe -q sch_netem 2>/dev/null; then
-		in_r tc qdisc replace dev $DEV_R root netem delay "$1ms" limit 100000
+		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem delay "${ms}ms" limit 100000
 		return
 	fi
 	# nsenter runs delayline in its own process, so $! is delayline's.
-	nsenter --net=/var/run/netns/"$NS_R" "$B/delayline" --dev $DEV_R --tap $TAP --delay "$1" --seconds $((${#BURSTS[@]} * ${#CAPS[@]} * \
-		${#FLOWS[@]} * ${#LIMITERS[@]} * RUNS * (SECS + 90))) >"$tmp/delayline" 2>&1 &
-	echo $! >"$tmp/delayline.pid"
-	for _ in $(seq 50); do ip -n $NS_R link show $TAP >/dev/null 2>&1 && break; sleep 0.1; done
-	ip -n $NS_R link set $TAP addrgenmode none up
-	in_r tc qdisc replace dev $DEV_R root handle 1: htb
-	in_r tc filter add dev $DEV_R parent 1: protocol all prio 1 u32 match u32 0 0 \
-		action mirred egress redirect dev $TAP
+	nsenter --net=/var/run/netns/"$ns" "$B/delayline" --dev "$dev" --tap "$tap" --delay "$ms" \
+		--seconds $((${#BURSTS[@]} * ${#CAPS[@]} * ${#FLOWS[@]} * ${#LIMITERS[@]} * RUNS * (SECS + 90))) \
+		>"$tmp/dl-$dev" 2>&1 &
+	echo $! >"$tmp/dl-$dev.pid"
+	for _ in $(seq 50); do ip -n "$ns" link show "$tap" >/dev/null 2>&1 && break; sleep 0.1; done
+	ip -n "$ns" link set "$tap" addrgenmode none up
+	ip netns exec "$ns" tc qdisc replace dev "$dev" root handle 1: htb
+	ip netns exec "$ns" tc filter add dev "$dev" parent 1: protocol all prio 1 bpf bytecode "$UNMARKED" \
+		action mirred egress redirect dev "$tap"
+}
+delay_off() {
+	ip netns exec "$1" tc qdisc del dev "$2" root || true
+	delayline_stop "$2"
+}
+delayline_stop() {
+	local pid=$tmp/dl-$1.pid
+	[[ -s $pid ]] || return 0
+	kill "$(cat "$pid")" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$(cat "$pid")" 2>/dev/null || break; sleep 0.1; done
+	log "delayline on $1: $(cat "$tmp/dl-$1")"
+	rm -f "$pid"
+}
+rtt_on() {
+	(($1)) || return 0
+	if [[ $DELAY == ack ]]; then
+		delay_on $NS_R $DEV_R "$1"
+	else
+		delay_on $NS_M $DEV_MS $(($1 / 2))
+		delay_on $NS_M $DEV_MR $(($1 / 2))
+	fi
 }
 rtt_off() {
 	(($1)) || return 0
-	in_r tc qdisc del dev $DEV_R root || true
-	delayline_stop
-}
-delayline_stop() {
-	[[ -s $tmp/delayline.pid ]] || return 0
-	kill "$(cat "$tmp/delayline.pid")" 2>/dev/null || true
-	while kill -0 "$(cat "$tmp/delayline.pid")" 2>/dev/null; do sleep 0.1; done
-	log "delayline: $(cat "$tmp/delayline")"
-	rm -f "$tmp/delayline.pid"
+	if [[ $DELAY == ack ]]; then
+		delay_off $NS_R $DEV_R
+	else
+		delay_off $NS_M $DEV_MS
+		delay_off $NS_M $DEV_MR
+	fi
 }
 
 in_r iperf3 -s -B $DST -D -I "$tmp/iperf3.pid" >/dev/null
 sleep 0.5
 session_cleanup() {
 	[[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null
-	delayline_stop
+	for dev in $DEV_R $DEV_MS $DEV_MR; do delayline_stop $dev; done
+	ip netns del $NS_M 2>/dev/null || true
 }
 
 for rtt in "${RTTS[@]}"; do
@@ -193,13 +247,13 @@ for rtt in "${RTTS[@]}"; do
 								jq -r '"\(.passed_bytes) \(.early_dropped_packets + .marked_packets) \(.dropped_packets - .early_dropped_packets)"')
 						fi
 						limiter_off "$lim"
-						line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" \
+						line=$(jq -M -c --arg lim "$lim" --arg where "$WHERE" --argjson cap "$cap" --argjson rtt "$rtt" --arg delay "$DELAY" \
 							--argjson burst_ms "$BURST_MS" --argjson omit "$OMIT" --argjson ceiling "$(ceiling_of "$lim")" \
 							--argjson flows "$flows" --argjson run "$run" --argjson admitted "$admitted" \
 							--argjson signals "$signals" --argjson tail "$tail" \
 							--argjson ns $((t1 - t0)) --argjson burst "$(burst_of "$cap")" '
 							{ where: $where, limiter: $lim, cc: .end.sender_tcp_congestion,
-							  cap_mbit: $cap, rtt_ms: $rtt, flows: $flows, run: $run,
+							  cap_mbit: $cap, rtt_ms: $rtt, delay: $delay, flows: $flows, run: $run,
 							  burst_ms: $burst_ms, omit_s: $omit, ceiling: $ceiling,
 							  seconds: .end.sum_received.seconds,
 							  goodput_mbit: (.end.sum_received.bits_per_second / 1e6),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build/delayline, the benchmark's round trip on a kernel without netem:
-# bad arguments are refused by name; tcp_bench.sh at RTT 20 ms through it
-# gives the sender a round trip of 20 ms and no less, loses nothing in the
-# line, and leaves no delayline behind.
+# bad arguments are refused by name; tcp_bench.sh at RTT 20 ms through it,
+# on the ACK path or half each way, gives the sender a round trip of 20 ms
+# and no less, loses nothing in the line, and leaves nothing behind.
 . "$(dirname "$0")/lib.bash"
 DL=$B/delayline
 out=$(mktemp -d)
@@ -37,7 +37,28 @@ check "one result at RTT 20 ms, the sender on cubic" \
 	jq -se 'length == 1 and .[0].rtt_ms == 20 and .[0].cc == "cubic" and .[0].goodput_mbit > 1' "$out/tcp.jsonl" >/dev/null
 check "the sender's smallest round trip is 20 ms, within 2 ms (got $(jq -r .min_rtt_ms "$out/tcp.jsonl"))" \
 	jq -e '.min_rtt_ms >= 20 and .min_rtt_ms < 22' "$out/tcp.jsonl" >/dev/null
-check "delayline sent frames on and dropped none ($(grep -o 'delayline: .*' "$out/bench.err"))" \
-	grep -qE 'delayline: delayed [1-9][0-9]* [0-9]+ dropped 0$' "$out/bench.err"
-check "no delayline of the run is left" bash -c "! pgrep -f -- '--tap tcpbd$pid( |$)' >/dev/null"
+check "delayline sent frames on and dropped none ($(grep -o 'delayline on .*' "$out/bench.err"))" \
+	grep -qE "delayline on tcpbr$pid: delayed [1-9][0-9]* [0-9]+ dropped 0 busy [0-9]+$" "$out/bench.err"
+check "no delayline of the run is left" bash -c "! pgrep -f -- '--tap dltcpbr$pid( |$)' >/dev/null"
+
+# Half the round trip each way, in a bridge between the two namespaces.
+TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=3 TCP_BENCH_OMIT=1 TCP_BENCH_RTTS=20 TCP_BENCH_CAPS=10 \
+	TCP_BENCH_FLOWS=1 TCP_BENCH_LIMITERS=tbctl-xdp TCP_BENCH_DELAY=both \
+	"$ROOT/tools/tcp_bench.sh" --out "$out/both.jsonl" 2>"$out/both.err" &
+pid=$!
+wait $pid
+rc=$?
+check "tcp_bench.sh with the delay both ways ran (exit $rc: $(tail -n 1 "$out/both.err"))" [ $rc = 0 ]
+check "both ways: the sender's smallest round trip is 20 ms, within 2 ms (got $(jq -r .min_rtt_ms "$out/both.jsonl"))" \
+	jq -e '.delay == "both" and .min_rtt_ms >= 20 and .min_rtt_ms < 22 and .goodput_mbit > 1' "$out/both.jsonl" >/dev/null
+for dev in tcpbms$pid tcpbmr$pid; do
+	check "both ways: the delayline on $dev sent frames on and dropped none" \
+		grep -qE "delayline on $dev: delayed [1-9][0-9]* [0-9]+ dropped 0 busy [0-9]+$" "$out/both.err"
+done
+check "both ways: no namespace of the run is left" bash -c "! ip netns list | grep -q -- '-$pid\\b'"
+
+TCP_BENCH_DELAY=sideways "$ROOT/tools/tcp_bench.sh" >/dev/null 2>"$out/err"
+check "TCP_BENCH_DELAY=sideways refused (exit $?): $(cat "$out/err")" grep -q "TCP_BENCH_DELAY is ack or both, not sideways" "$out/err"
+TCP_BENCH_DELAY=both TCP_BENCH_RTTS=25 "$ROOT/tools/tcp_bench.sh" >/dev/null 2>"$out/err"
+check "an odd RTT both ways refused: $(cat "$out/err")" grep -q "RTT 25 ms does not halve into whole ms" "$out/err"
 summary
