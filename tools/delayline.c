@@ -13,10 +13,11 @@
  *       holds them while the device is full. GSO aggregates and checksum
  *       offload pass whole (virtio-net headers on both sides). The line
  *       holds BYTES (default 16 MiB); a frame that finds no room for a
- *       whole 64 KiB aggregate is dropped, as netem drops over its limit. Runs until S seconds have passed
- *       (default 3600) or SIGINT/SIGTERM, then prints "delayed FRAMES
- *       BYTES dropped FRAMES busy TIMES" (busy: how often DEV's qdisc
- *       had no room and the line waited) and exits 0.
+ *       whole 64 KiB aggregate is dropped, as netem drops over its
+ *       limit. Runs until S seconds have passed (default 3600) or
+ *       SIGINT/SIGTERM, then prints "delayed FRAMES BYTES dropped FRAMES
+ *       busy TIMES" (busy: how often DEV's qdisc had no room and the line
+ *       waited) and exits 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
