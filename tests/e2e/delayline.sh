@@ -22,6 +22,7 @@ refused 2 "usage: delayline" --dev lo --tap dlx
 refused 2 "delay 20ms is not a whole number" --dev lo --tap dlx --delay 20ms
 refused 2 "delay 60001 is not a whole number up to 60000" --dev lo --tap dlx --delay 60001
 refused 2 "limit must hold two frames" --dev lo --tap dlx --delay 20 --limit 1000
+refused 2 "mark 0 is what the redirect matches" --dev lo --tap dlx --delay 20 --mark 0
 refused 1 "no device nosuch0 in this namespace" --dev nosuch0 --tap dlx --delay 20
 
 TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=3 TCP_BENCH_OMIT=1 TCP_BENCH_RTTS=20 TCP_BENCH_CAPS=10 \
@@ -58,7 +59,11 @@ done
 check "both ways: no namespace of the run is left" bash -c "! ip netns list | grep -q -- '-$pid\\b'"
 
 TCP_BENCH_DELAY=sideways "$ROOT/tools/tcp_bench.sh" >/dev/null 2>"$out/err"
-check "TCP_BENCH_DELAY=sideways refused (exit $?): $(cat "$out/err")" grep -q "TCP_BENCH_DELAY is ack or both, not sideways" "$out/err"
+rc=$?
+check "TCP_BENCH_DELAY=sideways refused, exit 2 (got $rc: $(cat "$out/err"))" \
+	[ $rc = 2 -a "$(grep -c "TCP_BENCH_DELAY is ack or both, not sideways" "$out/err")" = 1 ]
 TCP_BENCH_DELAY=both TCP_BENCH_RTTS=25 "$ROOT/tools/tcp_bench.sh" >/dev/null 2>"$out/err"
-check "an odd RTT both ways refused: $(cat "$out/err")" grep -q "RTT 25 ms does not halve into whole ms" "$out/err"
+rc=$?
+check "an odd RTT both ways refused, exit 2 (got $rc: $(cat "$out/err"))" \
+	[ $rc = 2 -a "$(grep -c "RTT 25 ms does not halve into whole ms" "$out/err")" = 1 ]
 summary
