@@ -85,10 +85,8 @@ if [[ $DELAY == both ]]; then
 	ip link add $DEV_S netns $NS_S type veth peer name $DEV_MS netns $NS_M
 	ip link add $DEV_R netns $NS_R type veth peer name $DEV_MR netns $NS_M
 	ip -n $NS_M link add br0 type bridge
-	for dev in br0 $DEV_MS $DEV_MR; do
-		[[ $dev == br0 ]] || ip -n $NS_M link set $dev master br0
-		ip -n $NS_M link set $dev addrgenmode none up
-	done
+	ip -n $NS_M link set br0 addrgenmode none up
+	for dev in $DEV_MS $DEV_MR; do ip -n $NS_M link set $dev master br0 addrgenmode none up; done
 	ip -n $NS_S link set $DEV_S addrgenmode none up
 	ip -n $NS_R link set $DEV_R addrgenmode none up
 fi
@@ -196,30 +194,16 @@ delayline_stop() {
 	log "delayline on $1: $(cat "$tmp/dl-$1")"
 	rm -f "$pid"
 }
-rtt_on() {
-	(($1)) || return 0
-	if [[ $DELAY == ack ]]; then
-		delay_on $NS_R $DEV_R "$1"
-	else
-		delay_on $NS_M $DEV_MS $(($1 / 2))
-		delay_on $NS_M $DEV_MR $(($1 / 2))
-	fi
-}
-rtt_off() {
-	(($1)) || return 0
-	if [[ $DELAY == ack ]]; then
-		delay_off $NS_R $DEV_R
-	else
-		delay_off $NS_M $DEV_MS
-		delay_off $NS_M $DEV_MR
-	fi
-}
+# The egresses a round trip is shared out over, equally: "NS DEV" each.
+if [[ $DELAY == ack ]]; then DELAYED=("$NS_R $DEV_R"); else DELAYED=("$NS_M $DEV_MS" "$NS_M $DEV_MR"); fi
+rtt_on() { (($1)) || return 0; for d in "${DELAYED[@]}"; do delay_on $d $(($1 / ${#DELAYED[@]})); done; }
+rtt_off() { (($1)) || return 0; for d in "${DELAYED[@]}"; do delay_off $d; done; }
 
 in_r iperf3 -s -B $DST -D -I "$tmp/iperf3.pid" >/dev/null
 sleep 0.5
 session_cleanup() {
 	[[ -s $tmp/iperf3.pid ]] && kill "$(cat "$tmp/iperf3.pid")" 2>/dev/null
-	for dev in $DEV_R $DEV_MS $DEV_MR; do delayline_stop $dev; done
+	for d in "${DELAYED[@]}"; do delayline_stop ${d#* }; done
 	ip netns del $NS_M 2>/dev/null || true
 }
 
