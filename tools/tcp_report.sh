@@ -26,7 +26,7 @@ jq -M -s -c '
 		tails: (map(.tail_drops) | if any(. == null) then null else add / length | round end),
 		admitted: (map(.admitted_over_bound) | if any(. == null) then null else max end) })
 	| map(. + { limit: (if .rtt == 0 and .burst < 200 then .burst / 200 else null end) })
-	| map(. + { rttl: "\(.rtt)ms\(if .delay == "both" then " both ways" else "" end)" })
+	| map(. + { rttl: "\(.rtt)ms\(if .delay == "both" then " half each way" else "" end)" })
 	| sort_by(.where != "host", .rtt, .delay, .cap, -.burst, .flows, .limiter)
 	| map(. + { case: "\(if .where == "host" then "6.18" else "VM 6.1" end) \(.cap)M \(.rttl) \(.burst)ms \(.flows)f" })
 	| .[]' "$in" >"$sum"
