@@ -10,7 +10,7 @@
 #ifndef TB_BUCKET_H
 #define TB_BUCKET_H
 
-#include "tb_abi.h"
+#include "hold.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -130,14 +130,6 @@ static __always_inline int tb_early(__u64 tokens, const struct tb_rate *r, __u32
 	return (__u64)rnd * span < depth * pmax;
 }
 
-/* The hold after a signal: the next may come only once the level has
- * fallen a step below its highest point since, that is once the sender,
- * having had a round trip to react, still sends above the rate. */
-static __always_inline int tb_early_armed(__u64 tokens, __u64 peak, const struct tb_rate *r)
-{
-	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= peak;
-}
-
 /* Level l of a bucket that was granted credit (units; struct tb_bucket)
  * of which unspent is left, refilled to now as if none of the credit had
  * been spent, to the burst less what was granted, plus the credit
@@ -184,7 +176,7 @@ static __always_inline void tb_fill(struct tb_level *l, __u64 now,
 {
 	l->tokens = r->cap;
 	l->last_ns = now;
-	l->peak = r->cap;
+	l->hold = tb_hold_at(0, r->cap, r);
 }
 
 /* floor(2^k / d) for d > 0, or 2^32 when that is 2^32 or more: long
@@ -290,7 +282,7 @@ static __always_inline void tb_restore(struct tb_level *l, __u64 full_at, __u64 
 		return;
 	}
 	l->tokens = 0;
-	l->peak = 0;
+	l->hold = 0;
 	if (full_at == ~0ULL)
 		l->last_ns = now;
 	else

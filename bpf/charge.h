@@ -29,6 +29,8 @@ struct tb_terms {
 	__u8 can_delay;         /* the hook honours a departure time (tc egress) */
 	__u32 credit;           /* units a charge that passes sets aside (bucket.h) */
 	__u32 segs;             /* a GSO/GRO aggregate's segments; 0 for a plain packet */
+	__u32 seq;              /* with tcp: the segment's sequence number, as sent */
+	__u8 tcp;               /* TB_TCP_* (hold.h); 0: not a TCP segment */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the
@@ -84,12 +86,14 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 	if (t->action == TB_ACTION_SHAPE && t->can_delay)
 		return tb_schedule(l, t, now, depart);
 	/* The level refilled to now, timestamp written whatever follows. */
+	tb_hold_age(&l->hold, l->last_ns, now);
 	tokens = tb_refill(l, now, &t->r);
 	l->tokens = tokens;
 	if (now > l->last_ns)
 		l->last_ns = now;
-	if (tokens > l->peak)
-		l->peak = tokens;
+	if (tokens > tb_hold_peak(l->hold, &t->r))
+		l->hold = tb_hold_at(l->hold, tokens, &t->r);
+	tb_hold_answer(&l->hold, t->tcp, t->seq, now);
 	if (tokens < t->cost) {
 		/* An aggregate larger than the whole burst could never fit:
 		 * it passes from a full bucket, which then owes the rest. */
@@ -97,15 +101,18 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 			tb_defer(l, now, t->cost, &t->r);
 			return TB_FIT;
 		}
-		l->peak = tokens;
+		l->hold = tb_hold_at(l->hold, tokens, &t->r);
 		return TB_OVER;
 	}
-	if (tb_early_armed(tokens, l->peak, &t->r) &&
+	if (tb_early_armed(tokens, l->hold, &t->r) &&
 	    (t->action == TB_ACTION_MARK ? tb_early(tokens, &t->r, t->rnd, TB_EARLY_PMAX_MARK) :
 					   tb_early(tokens, &t->r, tb_drop_draw(t), TB_EARLY_PMAX_DROP))) {
-		l->peak = tokens;
-		if (t->action != TB_ACTION_MARK || !t->ect || tb_mark_spent(tokens, &t->r))
+		l->hold = tb_hold_at(l->hold, tokens, &t->r);
+		if (t->action != TB_ACTION_MARK || !t->ect || tb_mark_spent(tokens, &t->r)) {
+			tb_hold_ask(&l->hold, t->tcp, t->seq, 0, now);
 			return TB_EARLY;
+		}
+		tb_hold_ask(&l->hold, t->tcp, t->seq, 1, now);
 		l->tokens = tokens - t->cost;
 		return TB_MARKED;
 	}
@@ -119,7 +126,9 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
  * without the lock must leave the bucket as a denial under it would,
  * and a tail drop also sets the hold's peak to the level: the same as
  * leaving the peak alone while it is no higher than the level, which
- * holds after a tail or an early drop until tokens are next taken. */
+ * holds after a tail or an early drop until tokens are next taken. What
+ * the denied packet would have answered (hold.h) goes unseen: it only
+ * leaves the round trip as it was. */
 static __always_inline __u64 tb_bound_after(int out, const struct tb_level *l,
 					    const struct tb_rate *r, __u64 bound)
 {

@@ -9,13 +9,15 @@
 
 /* Take the bucket's credit back, counting what it admitted; the caller
  * holds the lock. The unspent part returns to the level (bucket.h,
- * tb_unspend) unless the level is kept in another unit from now on. */
+ * tb_unspend) unless the level is kept in another unit from now on. The
+ * hold ages first: it needs the gap since the latest charge (hold.h). */
 static __always_inline void tb_take_credit(struct tb_bucket *b, const struct tb_terms *t, __u64 now)
 {
 	__u64 w = __sync_lock_test_and_set(&b->credit, 0);
 
 	tb_credit_counted(b, w, &b->c);
 	if (b->cost == t->unit) {
+		tb_hold_age(&b->lvl.hold, b->lvl.last_ns, now);
 		b->lvl.tokens = tb_unspend(&b->lvl, now, &t->r, b->credit_granted, tb_credit_unspent(w));
 		if (now > b->lvl.last_ns)
 			b->lvl.last_ns = now;

@@ -21,7 +21,7 @@ static __always_inline void tb_share_start(struct tb_level *l, __u64 now, const 
 {
 	l->tokens = share->cap;
 	l->last_ns = now;
-	l->peak = 0;
+	l->hold = 0;
 }
 
 /* Pay cost nano-units from share level l at now; 0 when it cannot, the

@@ -208,6 +208,16 @@ struct {
 	__type(value, struct tb_bucket);
 } newbucket SEC(".maps");
 
+/* Scratch, per CPU and never pinned: what a packet's charge needs of it
+ * and its rule (charge.h). On the stack its constants kept the verifier's
+ * states apart, and the stack has no room for it beside the rest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tb_terms);
+} termscratch SEC(".maps");
+
 /* Scratch, per CPU and never pinned: the terms a rule's total charges a
  * packet on (total.h), the address to refund and the later departure it
  * sets, for which the stack has no room either. */

@@ -33,7 +33,7 @@ static __always_inline void tb_take(struct tb_bucket *nb, struct tb_bucket *ob)
 	ob->credit_granted = ob->credit_from = 0;
 	ob->lvl.tokens = 0;
 	ob->lvl.last_ns = TB_MOVED_NS;
-	ob->lvl.peak = 0;
+	ob->lvl.hold = 0;
 	ob->empty_ns = 0;
 	__builtin_memset(&ob->c, 0, sizeof(ob->c));
 }

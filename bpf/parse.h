@@ -10,6 +10,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include "match.h"
+#include "hold.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
@@ -257,6 +258,25 @@ static __always_inline __u32 tb_headers_len(const void *data, const void *data_e
 		return 0;
 	/* TCP data offset: the high nibble of byte 12, in 32-bit words. */
 	return pkt->l4 + (l4[12] >> 4) * 4u;
+}
+
+/* What the early signal's memory (hold.h) reads of a TCP segment: its
+ * sequence number into *seq, and TB_TCP_* flags; 0 for anything else. A
+ * segment behind IPv6 extension headers, or in a later fragment, counts
+ * as not TCP: the round trip is learnt from the segments that are. */
+static __always_inline __u8 tb_tcp_segment(const void *data, const void *data_end,
+					   const struct tb_pkt *pkt, __u32 *seq)
+{
+	const __u8 *th;
+
+	if (pkt->proto != TB_PROTO_TCP || pkt->later_fragment || pkt->l4 > TB_L4_MAX)
+		return 0;
+	th = (const __u8 *)data + pkt->l4;
+	if ((const void *)(th + 14) > data_end)
+		return 0;
+	*seq = *(const __u32 *)(th + 4);
+	/* CWR: the top bit of the flags byte (RFC 3168, 6.1.2). */
+	return TB_TCP_SEGMENT | (th[13] & 0x80 ? TB_TCP_CWR : 0);
 }
 
 /* Segments of an aggregate seen as one frame of len bytes with no count

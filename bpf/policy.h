@@ -288,15 +288,17 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 {
 	__u32 hdrs = 0;
 	__u64 l4 = 0;
-	struct tb_terms t = {};
+	struct tb_terms *t;
 	struct tb_stats *st;
 	struct tb_config *cfg;
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (!st || !cfg)
+	t = bpf_map_lookup_elem(&termscratch, &zero);
+	if (!st || !cfg || !t)
 		return TB_PASS;
+	__builtin_memset(t, 0, sizeof(*t));
 
 	*cls = tb_parse(data, data_end, tb_key_dst, pkt);
 	if (*cls == TB_CLASS_NONIP) {
@@ -317,7 +319,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 			segs = tb_gso_segs(len, pkt->l3, hdrs, mtu);
 	}
 	if (segs > 1) {
-		t.segs = segs;
+		t->segs = segs;
 		len += (__u64)(segs - 1) * hdrs;
 	} else {
 		segs = 1;
@@ -330,14 +332,15 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 		}
 		l4 &= cfg->l4_mask;
 	}
-	t.ect = pkt->ecn != TB_ECN_NOT_ECT;
-	t.can_delay = can_delay;
+	t->ect = pkt->ecn != TB_ECN_NOT_ECT;
+	t->tcp = tb_tcp_segment(data, data_end, pkt, &t->seq);
+	t->can_delay = can_delay;
 	/* The clock is read here, before the policy's work rather than
 	 * where the paths need it: measured, the drop path then costs 1.05-1.10
 	 * times the floor (1.18 with the read in the path, after the
 	 * lookups), while credit, which reads no clock, would have admitted
 	 * in 0.8 instead of 1.25. */
-	return tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, &t, bpf_ktime_get_ns(), depart);
+	return tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
 }
 
 #endif

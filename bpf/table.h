@@ -41,18 +41,6 @@ static __always_inline int tb_key_is(const struct tb_addr *at, const struct tb_a
 	return a[0] == kk[0] && a[1] == kk[1];
 }
 
-/* 1 when x is not 0, else 0, by arithmetic alone: the scans below stay
- * one path for the verifier, where a branch a way would double the
- * states it walks for everything after them. The asm hides that neg is
- * -x, which keeps the compiler from making it x != 0, a branch. */
-static __always_inline __u64 tb_nonzero(__u64 x)
-{
-	__u64 neg = 0 - x;
-
-	asm volatile("" : "+r"(neg));
-	return (x | neg) >> 63;
-}
-
 /* 1 when way i is among the first ways, else 0, by arithmetic. */
 static __always_inline __u64 tb_way_in(__u32 ways, int i)
 {

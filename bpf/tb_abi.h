@@ -167,7 +167,9 @@ struct tb_rule {
 struct tb_level {
 	__u64 tokens;   /* nano-units */
 	__u64 last_ns;  /* bpf_ktime_get_ns() of the latest refill */
-	__u64 peak;     /* highest level since the latest signal or tail drop */
+	/* The early signal's memory (hold.h): the highest level since the
+	 * latest signal or tail drop, and the round trip learnt. */
+	__u64 hold;
 };
 
 struct tb_counters {

@@ -105,6 +105,9 @@ __attribute__((noinline)) int tb_charge_total(__u64 k0, __u64 k1, __u32 id, __u6
 	t->segs = pkts > 1 ? pkts : 0;
 	t->r = rule->total;
 	t->credit = 0;
+	/* The senders behind a total are many: one's round trip says
+	 * nothing of the rest, so a total learns none (hold.h). */
+	t->tcp = 0;
 	tb_draw(t);
 	now = bpf_ktime_get_ns();
 	bpf_spin_lock(&sh->lock);

@@ -2913,6 +2913,89 @@ static void mark_drops_early_what_is_not_ect(void)
 	teardown();
 }
 
+/* A TCP segment of 1000 bytes from src, with sequence number seq, CWR
+ * set where cwr, ECT(0) where ect. */
+static void tcp_segment(struct frame *f, const char *src, int ipv6, __u32 seq, int cwr, int ect)
+{
+	size_t l4 = 14 + (ipv6 ? 40 : 20);
+
+	if (ipv6)
+		frame_ipv6_len(f, src, 1000);
+	else
+		frame_ipv4_len(f, src, 1000);
+	frame_tcp(f, 14, ipv6);
+	if (!ipv6)
+		frame_ipv4_checksum(f->b + 14);
+	frame_ecn(f, ipv6, ect ? 2 : 0);
+	f->b[l4 + 4] = seq >> 24;
+	f->b[l4 + 5] = seq >> 16;
+	f->b[l4 + 6] = seq >> 8;
+	f->b[l4 + 7] = seq;
+	f->b[l4 + 13] = 0x10 | (cwr ? 0x80 : 0);   /* ACK, CWR */
+}
+
+/* A sender at 1,000 bytes a segment drains a bucket of 1,000 segments (1
+ * byte/s: no refill to speak of). The first signal (an early drop, or
+ * under mark a CE mark) is answered after wait_ms: by the dropped
+ * segment's retransmission, or by a segment with CWR. Then it sends new
+ * segments until the bucket is well past empty. Returns the signals after
+ * the answer (stats), or -1 when the first never came. */
+static int signals_after_an_answer(int fd, __u32 pass, const char *src, int ipv6, int action, int wait_ms)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 1000000, .action = action, .early = 1 };
+	int mark = action == TB_ACTION_MARK, answered = 0;
+	struct tb_stats from, to;
+	__u32 seq = 1000, ret;
+	struct frame f, out;
+
+	set_spec("default", &spec);
+	for (int i = 0; i < 1200; i++, seq += 1000) {
+		tcp_segment(&f, src, ipv6, seq, 0, mark);
+		ret = run_out(fd, &f, &out, NULL);
+		if (answered || (ret == pass && (ipv6 ? out.b[15] >> 4 : out.b[15]) % 4 != 3 ))
+			continue;
+		usleep(wait_ms * 1000);
+		if (mark)
+			tcp_segment(&f, src, ipv6, seq + 1000, 1, 1);
+		else
+			tcp_segment(&f, src, ipv6, seq, 0, 0);
+		from = totals();
+		CHECK_EQ(run_out(fd, &f, &out, NULL), pass, "the answer passes");
+		answered = 1;
+		seq += 1000;
+	}
+	to = totals();
+	CHECK_EQ(run(fd, &f), pass == XDP_PASS ? XDP_DROP : TC_ACT_SHOT, "the bucket is empty at the end");
+	if (!answered)
+		return -1;
+	return to.early_dropped_packets - from.early_dropped_packets + to.marked_packets - from.marked_packets;
+}
+
+/* The answer to a signal tells the round trip: 50 ms is long, and the
+ * signal stays off until the bucket is empty; 0 ms is not, and a sender
+ * that goes on draining meets the signal again. For drop the answer is
+ * the dropped segment's retransmission, for mark a segment with CWR;
+ * IPv4 and IPv6, XDP and tc. */
+static void an_answer_after_a_long_round_trip_stops_the_signal(void)
+{
+	setup();
+	CHECK_EQ(signals_after_an_answer(xdp_fd, XDP_PASS, "198.18.22.1", 0, TB_ACTION_DROP, 50), 0,
+		 "drop, IPv4, xdp, retransmitted after 50 ms: signals after it");
+	CHECK(signals_after_an_answer(xdp_fd, XDP_PASS, "198.18.22.2", 0, TB_ACTION_DROP, 0) > 0,
+	      "drop, IPv4, xdp, retransmitted at once: the signal goes on");
+	CHECK_EQ(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "2001:db8::22:1", 1, TB_ACTION_DROP, 50), 0,
+		 "drop, IPv6, tc, retransmitted after 50 ms: signals after it");
+	CHECK(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "2001:db8::22:2", 1, TB_ACTION_DROP, 0) > 0,
+	      "drop, IPv6, tc, retransmitted at once: the signal goes on");
+	CHECK_EQ(signals_after_an_answer(xdp_fd, XDP_PASS, "2001:db8::22:3", 1, TB_ACTION_MARK, 50), 0,
+		 "mark, IPv6, xdp, CWR after 50 ms: signals after it");
+	CHECK(signals_after_an_answer(xdp_fd, XDP_PASS, "2001:db8::22:4", 1, TB_ACTION_MARK, 0) > 0,
+	      "mark, IPv6, xdp, CWR at once: the signal goes on");
+	CHECK_EQ(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "198.18.22.5", 0, TB_ACTION_MARK, 50), 0,
+		 "mark, IPv4, tc, CWR after 50 ms: signals after it");
+	teardown();
+}
+
 /* A GSO/GRO aggregate of 3 TCP segments: 54 bytes of headers carried
  * once in the aggregate, three times on the wire. */
 static void gso_frame(struct frame *f, const char *src, struct __sk_buff *ctx)
@@ -3483,6 +3566,7 @@ TEST_LIST(
 	T(destination_key_variant),
 	T(mark_sets_ce_on_ect_packets),
 	T(mark_drops_early_what_is_not_ect),
+	T(an_answer_after_a_long_round_trip_stops_the_signal),
 	T(gso_aggregates_are_charged_by_segments),
 	T(xdp_aggregates_are_charged_by_segments),
 	T(jumbo_frames_are_charged_whole),

@@ -23,6 +23,12 @@ static __u64 signalled_max(__u64 tokens, const struct tb_rate *r, __u64 pmax)
 	return n;
 }
 
+/* Level v as the hold keeps a peak: rounded up (hold.h). */
+static __u64 held(__u64 v, const struct tb_rate *r)
+{
+	return tb_hold_peak(tb_hold_at(0, v, r), r);
+}
+
 static __u64 signalled(__u64 tokens, const struct tb_rate *r)
 {
 	return signalled_max(tokens, r, TB_EARLY_PMAX_DROP);
@@ -121,7 +127,7 @@ static void mark_charges_where_drop_signals_early(void)
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_MARKED, "mark, ECN-capable: marked");
 	CHECK_EQ(lm.tokens, 29000 * TB_NANO, "a marked packet is charged");
 	mark.ect = 0;
-	lm.peak = mark.r.cap;                    /* past the hold (next test) */
+	lm.hold = tb_hold_at(lm.hold, mark.r.cap, &mark.r);  /* past the hold (next test) */
 	CHECK_EQ(tb_decide(&lm, &mark, 0, &depart), TB_EARLY, "mark, not ECN-capable: early drop");
 	mark.ect = 1;
 	lm.tokens = 500 * TB_NANO;
@@ -178,7 +184,7 @@ static void early_signal_holds_until_the_level_falls_a_step(void)
 	t.rnd = 0;                              /* signals wherever the hold allows */
 	l.tokens = 70000 * TB_NANO;             /* below the threshold, a step below the peak */
 	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_EARLY, "first packet below the threshold");
-	CHECK_EQ(l.peak, 70000 * TB_NANO, "the signal restarts the peak at its level");
+	CHECK_EQ(tb_hold_peak(l.hold, &t.r), held(70000 * TB_NANO, &t.r), "the signal restarts the peak at its level");
 	while ((out = tb_decide(&l, &t, 0, &depart)) == TB_FIT)
 		;
 	CHECK_EQ(out, TB_EARLY, "the next outcome after the packets that fit");
@@ -186,15 +192,15 @@ static void early_signal_holds_until_the_level_falls_a_step(void)
 	/* The sender backs off and the level rises: the peak follows it. */
 	l.tokens = 65000 * TB_NANO;
 	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_FIT, "rising level: no signal");
-	CHECK_EQ(l.peak, 65000 * TB_NANO, "the peak follows the level up");
+	CHECK_EQ(tb_hold_peak(l.hold, &t.r), held(65000 * TB_NANO, &t.r), "the peak follows the level up");
 	while ((out = tb_decide(&l, &t, 0, &depart)) == TB_FIT)
 		;
 	level = l.tokens;
 	CHECK_EQ(level, 65000 * TB_NANO - step, "after a rise the step counts from the new peak");
 	l.tokens = 500 * TB_NANO;
-	l.peak = 70000 * TB_NANO;
+	l.hold = tb_hold_at(l.hold, 70000 * TB_NANO, &t.r);
 	CHECK_EQ(tb_decide(&l, &t, 0, &depart), TB_OVER, "empty bucket: tail drop");
-	CHECK_EQ(l.peak, 500 * TB_NANO, "a tail drop restarts the peak too");
+	CHECK_EQ(tb_hold_peak(l.hold, &t.r), held(500 * TB_NANO, &t.r), "a tail drop restarts the peak too");
 }
 
 /* An aggregate of segs segments meets drop's early signal with segs

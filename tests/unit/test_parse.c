@@ -219,6 +219,49 @@ static void ipv6_transport_past_extension_headers(void)
 	CHECK_EQ(transport(&f, 14 + 40 + 12, 1), TB_L4_MALFORMED, "an extension header cut short: malformed");
 }
 
+/* tb_tcp_segment over frame f cut to len: its flags, and *seq. */
+static __u8 segment(const struct frame *f, size_t len, __u32 *seq)
+{
+	struct tb_pkt pkt = {};
+
+	*seq = 0;
+	tb_parse(f->b, f->b + len, 0, &pkt);
+	return tb_tcp_segment(f->b, f->b + len, &pkt, seq);
+}
+
+/* The early signal learns the round trip from TCP segments (hold.h): their
+ * sequence number, as sent, and CWR; from no other packet. */
+static void tcp_segments_give_their_sequence_and_cwr(void)
+{
+	struct frame_opts o = { .payload = 100 }, frag = { .fragment = 1, .payload = 100 };
+	const __u8 seq_be[4] = { 0x12, 0x34, 0x56, 0x78 };
+	struct frame f;
+	__u32 seq, want;
+
+	memcpy(&want, seq_be, 4);
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &o);
+	frame_tcp(&f, 14, 0);
+	memcpy(f.b + 14 + 20 + 4, seq_be, 4);
+	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT, "IPv4 TCP");
+	CHECK_EQ(seq, want, "its sequence number");
+	f.b[14 + 20 + 13] = 0x80 | 0x10;
+	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT | TB_TCP_CWR, "with CWR");
+	CHECK_EQ(segment(&f, 14 + 20 + 13, &seq), 0, "cut before its flags: none");
+	f.b[14 + 9] = TB_PROTO_UDP;
+	CHECK_EQ(segment(&f, f.len, &seq), 0, "UDP: none");
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &frag);
+	f.b[14 + 9] = TB_PROTO_TCP;
+	CHECK_EQ(segment(&f, f.len, &seq), 0, "a later fragment: none");
+	frame_ipv6_len(&f, "2001:db8::1", 200);
+	frame_tcp(&f, 14, 1);
+	memcpy(f.b + 14 + 40 + 4, seq_be, 4);
+	f.b[14 + 40 + 13] = 0x80;
+	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT | TB_TCP_CWR, "IPv6 TCP with CWR");
+	CHECK_EQ(seq, want, "its sequence number");
+	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, TB_PROTO_TCP, 40000, 443, 100);
+	CHECK_EQ(segment(&f, f.len, &seq), 0, "IPv6 TCP past an extension header: none");
+}
+
 TEST_LIST(
 	T(neighbour_discovery_is_exempt),
 	T(ipv4_keys_source_and_destination),
@@ -229,6 +272,7 @@ TEST_LIST(
 	T(aggregates_are_counted_from_the_mtu),
 	T(ipv4_transport_ports_and_fragments),
 	T(ipv6_transport_past_extension_headers),
+	T(tcp_segments_give_their_sequence_and_cwr),
 );
 
 int main(int argc, char **argv)
