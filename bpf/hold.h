@@ -5,7 +5,7 @@
  *
  * The round trip decides whether the early signal helps. Near zero a
  * window of two segments outruns any cap, and a signal while tokens remain
- * spares the sender a timeout. At 30 ms and more a sender that halves its
+ * spares the sender a timeout. At 30 ms and more a sender that cuts its
  * window takes many round trips to grow it back, and the signal, coming
  * before the bucket is empty, costs more goodput than the tail drops it
  * spares (docs/tcp.md). The policer sees no ACKs, but it sees the answer:
@@ -53,9 +53,12 @@
 #define TB_HOLD_UNTIL_TICK 27
 #define TB_HOLD_HASH_SHIFT 40
 #define TB_HOLD_HASH_MASK 0x1fffffULL
-#define TB_HOLD_CWR (1ULL << 61)
-#define TB_HOLD_AWAITS (1ULL << 62)
-#define TB_HOLD_LONG (1ULL << 63)
+#define TB_HOLD_CWR_BIT 61
+#define TB_HOLD_AWAITS_BIT 62
+#define TB_HOLD_LONG_BIT 63
+#define TB_HOLD_CWR (1ULL << TB_HOLD_CWR_BIT)
+#define TB_HOLD_AWAITS (1ULL << TB_HOLD_AWAITS_BIT)
+#define TB_HOLD_LONG (1ULL << TB_HOLD_LONG_BIT)
 #define TB_HOLD_RTT (~TB_HOLD_PEAK_MAX)
 
 /* Gaps between charges, as powers of two ns (537 ms and 8.6 s), after
@@ -92,15 +95,18 @@ static __always_inline __u64 tb_hold_at(__u64 h, __u64 tokens, const struct tb_r
  * while the round trip is long: the peak then counts as 0. */
 static __always_inline int tb_early_armed(__u64 tokens, __u64 h, const struct tb_rate *r)
 {
-	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= (tb_hold_peak(h, r) & ((h >> 63) - 1));
+	return tokens + (r->cap >> TB_EARLY_HOLD_SHIFT) <= (tb_hold_peak(h, r) & ((h >> TB_HOLD_LONG_BIT) - 1));
 }
 
+/* 21 bits of a sequence number, mixed (Fibonacci hashing), so that the
+ * segments of one flow, a few hundred bytes apart, differ in them. */
 static __always_inline __u64 tb_seq_hash(__u32 seq)
 {
 	return (__u64)(__u32)(seq * 0x9e3779b1u) >> (32 - 21);
 }
 
-/* Word h's signal, sent at ticks (of 2^TB_HOLD_SENT_TICK ns) before now. */
+/* How long before now word h's signal was sent, in ticks of
+ * 2^TB_HOLD_SENT_TICK ns, modulo 256. */
 static __always_inline __u64 tb_hold_age_ticks(__u64 h, __u64 now)
 {
 	return ((now >> TB_HOLD_SENT_TICK) - (h >> TB_HOLD_SENT_SHIFT)) & 0xff;
@@ -130,9 +136,9 @@ static __always_inline void tb_hold_age(__u64 *h, __u64 last_ns, __u64 now)
 static __always_inline void tb_hold_answer(__u64 *h, __u8 tcp, __u32 seq, __u64 now)
 {
 	__u64 w = *h, age = tb_hold_age_ticks(w, now);
-	__u64 cwr = w >> 61 & 1;
+	__u64 cwr = w >> TB_HOLD_CWR_BIT & 1;
 	__u64 same = 1 - tb_nonzero((w >> TB_HOLD_HASH_SHIFT & TB_HOLD_HASH_MASK) ^ tb_seq_hash(seq));
-	__u64 answers = (w >> 62 & 1) & (tcp & TB_TCP_SEGMENT) &
+	__u64 answers = (w >> TB_HOLD_AWAITS_BIT & 1) & (tcp & TB_TCP_SEGMENT) &
 			((cwr & tcp >> 1) | ((cwr ^ 1) & same));
 	__u64 is_long = (1 - tb_below(age, TB_RTT_LONG_MIN_NS >> TB_HOLD_SENT_TICK)) &
 			tb_below(age, TB_RTT_LONG_MAX_NS >> TB_HOLD_SENT_TICK);
@@ -148,7 +154,7 @@ static __always_inline void tb_hold_answer(__u64 *h, __u8 tcp, __u32 seq, __u64 
 static __always_inline void tb_hold_ask(__u64 *h, __u8 tcp, __u32 seq, __u64 cwr, __u64 now)
 {
 	__u64 w = *h;
-	__u64 asks = (tcp & TB_TCP_SEGMENT) & ((w >> 62 & 1) ^ 1);
+	__u64 asks = (tcp & TB_TCP_SEGMENT) & ((w >> TB_HOLD_AWAITS_BIT & 1) ^ 1);
 	__u64 next = (w & ~(TB_HOLD_CWR | TB_HOLD_HASH_MASK << TB_HOLD_HASH_SHIFT | 0xffULL << TB_HOLD_SENT_SHIFT)) |
 		     TB_HOLD_AWAITS | (cwr ? TB_HOLD_CWR : tb_seq_hash(seq) << TB_HOLD_HASH_SHIFT) |
 		     ((now >> TB_HOLD_SENT_TICK) & 0xff) << TB_HOLD_SENT_SHIFT;

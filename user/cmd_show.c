@@ -172,6 +172,9 @@ static void print_row(struct show *sh, const struct row *r)
 		json_add_str(o, "scope", scope);
 		if (rule)
 			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
+		if (rule && of.r.early)
+			json_object_object_add(o, "long_rtt",
+					       json_object_new_boolean(bucket_long_rtt(&r->b, sh->now)));
 		json_add_u64(o, "passed_packets", c->passed_packets);
 		json_add_u64(o, "passed_bytes", c->passed_bytes);
 		json_add_u64(o, "dropped_packets", c->dropped_packets);

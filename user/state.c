@@ -855,6 +855,14 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, tb_credit_unspent(b->credit)) / TB_NANO;
 }
 
+bool bucket_long_rtt(const struct tb_bucket *b, __u64 now)
+{
+	__u64 h = b->lvl.hold;
+
+	tb_hold_age(&h, b->lvl.last_ns, now);
+	return h & TB_HOLD_LONG;
+}
+
 /* Mark in ctx the epoch a slot still holding counts was counted under. */
 static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop, void *ctx)
 {

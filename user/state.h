@@ -148,6 +148,9 @@ void pending_free(struct tb_pending *p);
  * credit included, as the next locked charge finds it: the burst when the
  * level is kept in the rule's other unit (the next charge refills it). */
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
+/* Whether bucket b, at now, has learnt a long round trip, and so sends
+ * no early signal (bpf/hold.h). */
+bool bucket_long_rtt(const struct tb_bucket *b, __u64 now);
 /* The reset epoch after cfg's that no CPU's cache slot still holding
  * counts was counted under: a reset moves to it, which makes every CPU's
  * pending drops stale. */

@@ -21,6 +21,7 @@ check "packet-mode row reports tokens_packets and its rule" \
 	[ "$(jq -r '.[0] | "\(.rule) \(has("tokens_packets"))"' <<<"$row")" = "198.18.0.12/32 true" ]
 row=$(tb -j show dev "$DEV_R" addr 2001:db8::10)
 check "IPv6 row: rule default, tokens_bytes present" [ "$(jq -r '.[0] | "\(.rule) \(has("tokens_bytes"))"' <<<"$row")" = "default true" ]
+check "IPv6 row: UDP teaches no round trip (long_rtt false)" [ "$(jq -r '.[0].long_rtt' <<<"$row")" = false ]
 # The kernel's own MLD reports (from ::) may add a row besides the test's four.
 check "text show: a header and a row for each test source" \
 	[ "$(tb show dev "$DEV_R" | grep -cE '^(ADDRESS|198\.18\.0\.1[012]|2001:db8::10) ')" = 5 ]

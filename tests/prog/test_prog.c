@@ -2983,6 +2983,12 @@ static void an_answer_after_a_long_round_trip_stops_the_signal(void)
 		 "drop, IPv4, xdp, retransmitted after 50 ms: signals after it");
 	CHECK(signals_after_an_answer(xdp_fd, XDP_PASS, "198.18.22.2", 0, TB_ACTION_DROP, 0) > 0,
 	      "drop, IPv4, xdp, retransmitted at once: the signal goes on");
+	{
+		struct tb_bucket at50 = bucket_of("198.18.22.1"), at0 = bucket_of("198.18.22.2");
+
+		CHECK(bucket_long_rtt(&at50, state_now_ns()), "tbctl reads 50 ms as a long round trip");
+		CHECK(!bucket_long_rtt(&at0, state_now_ns()), "tbctl reads 0 ms as not long");
+	}
 	CHECK_EQ(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "2001:db8::22:1", 1, TB_ACTION_DROP, 50), 0,
 		 "drop, IPv6, tc, retransmitted after 50 ms: signals after it");
 	CHECK(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "2001:db8::22:2", 1, TB_ACTION_DROP, 0) > 0,
