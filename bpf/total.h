@@ -105,8 +105,8 @@ __attribute__((noinline)) int tb_charge_total(__u64 k0, __u64 k1, __u32 id, __u6
 	t->segs = pkts > 1 ? pkts : 0;
 	t->r = rule->total;
 	t->credit = 0;
-	/* The senders behind a total are many: one's round trip says
-	 * nothing of the rest, so a total learns none (hold.h). */
+	/* The packet comes in five words, BPF's most for a call, with no
+	 * room for its segment: a total learns no round trip (hold.h). */
 	t->tcp = 0;
 	tb_draw(t);
 	now = bpf_ktime_get_ns();
