@@ -140,6 +140,17 @@ static inline void frame_tcp(struct frame *f, size_t l3, int ipv6)
 	f->b[l4 + 12] = 5 << 4;
 }
 
+/* Write a TCP header's sequence number (big-endian, as sent) and its
+ * flags byte at offset l4. */
+static inline void frame_tcp_seq(struct frame *f, size_t l4, __u32 seq, __u8 flags)
+{
+	f->b[l4 + 4] = seq >> 24;
+	f->b[l4 + 5] = seq >> 16;
+	f->b[l4 + 6] = seq >> 8;
+	f->b[l4 + 7] = seq;
+	f->b[l4 + 13] = flags;
+}
+
 /* Write a transport header's ports at offset l4. */
 static inline void frame_ports(struct frame *f, size_t l4, __u16 sport, __u16 dport)
 {

@@ -2927,11 +2927,7 @@ static void tcp_segment(struct frame *f, const char *src, int ipv6, __u32 seq, i
 	if (!ipv6)
 		frame_ipv4_checksum(f->b + 14);
 	frame_ecn(f, ipv6, ect ? 2 : 0);
-	f->b[l4 + 4] = seq >> 24;
-	f->b[l4 + 5] = seq >> 16;
-	f->b[l4 + 6] = seq >> 8;
-	f->b[l4 + 7] = seq;
-	f->b[l4 + 13] = 0x10 | (cwr ? 0x80 : 0);   /* ACK, CWR */
+	frame_tcp_seq(f, l4, seq, 0x10 | (cwr ? 0x80 : 0));   /* ACK, CWR */
 }
 
 /* A sender at 1,000 bytes a segment drains a bucket of 1,000 segments (1

@@ -234,17 +234,15 @@ static __u8 segment(const struct frame *f, size_t len, __u32 *seq)
 static void tcp_segments_give_their_sequence_and_cwr(void)
 {
 	struct frame_opts o = { .payload = 100 }, frag = { .fragment = 1, .payload = 100 };
-	const __u8 seq_be[4] = { 0x12, 0x34, 0x56, 0x78 };
 	struct frame f;
-	__u32 seq, want;
+	__u32 seq, want = htonl(0x12345678);
 
-	memcpy(&want, seq_be, 4);
 	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &o);
 	frame_tcp(&f, 14, 0);
-	memcpy(f.b + 14 + 20 + 4, seq_be, 4);
+	frame_tcp_seq(&f, 14 + 20, 0x12345678, 0x10);
 	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT, "IPv4 TCP");
 	CHECK_EQ(seq, want, "its sequence number");
-	f.b[14 + 20 + 13] = 0x80 | 0x10;
+	frame_tcp_seq(&f, 14 + 20, 0x12345678, 0x80 | 0x10);
 	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT | TB_TCP_CWR, "with CWR");
 	CHECK_EQ(segment(&f, 14 + 20 + 13, &seq), 0, "cut before its flags: none");
 	f.b[14 + 9] = TB_PROTO_UDP;
@@ -254,8 +252,7 @@ static void tcp_segments_give_their_sequence_and_cwr(void)
 	CHECK_EQ(segment(&f, f.len, &seq), 0, "a later fragment: none");
 	frame_ipv6_len(&f, "2001:db8::1", 200);
 	frame_tcp(&f, 14, 1);
-	memcpy(f.b + 14 + 40 + 4, seq_be, 4);
-	f.b[14 + 40 + 13] = 0x80;
+	frame_tcp_seq(&f, 14 + 40, 0x12345678, 0x80);
 	CHECK_EQ(segment(&f, f.len, &seq), TB_TCP_SEGMENT | TB_TCP_CWR, "IPv6 TCP with CWR");
 	CHECK_EQ(seq, want, "its sequence number");
 	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, TB_PROTO_TCP, 40000, 443, 100);
