@@ -29,6 +29,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/groups.sh]=80
 	[tests/e2e/totals.sh]=60
 	[tests/e2e/fleet.sh]=90
+	[tests/e2e/package.sh]=90
 	[tests/e2e/matches.sh]=80
 	[tests/e2e/spoof.sh]=45
 	[tests/e2e/tcp.sh]=45
