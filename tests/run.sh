@@ -53,7 +53,7 @@ vm_stage() {
 }
 host=()
 for t in tests/e2e/*.sh; do
-	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh) continue ;; esac
+	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh) continue ;; esac
 	[[ -e $t ]] && host+=("$t")
 done
 # Two lanes share the two cores, in two stages. First the host's
@@ -61,10 +61,10 @@ done
 # then the crash runs, which judge no timing, while the VM stage ends.
 # Then the other suites that judge no timing: the upgrade's kill loops,
 # then the benchmark's smoke run (its numbers are not judged), beside the
-# fuzz run. The upgrade's older builds are made from the start, taking
-# only the CPU that the suites leave.
+# fuzz run, then the package's build elsewhere. The upgrade's older builds
+# are made from the start, taking only the CPU that the suites leave.
 beside_vm() { together "${host[*]} tests/e2e/crash.sh" vm_stage; }
-no_timing() { together "tests/e2e/upgrade.sh tests/e2e/bench_smoke.sh" tests/e2e/fuzz.sh; }
+no_timing() { together "tests/e2e/upgrade.sh tests/e2e/bench_smoke.sh" "tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 
 export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
