@@ -392,6 +392,7 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
 	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
+	state_load_hook(skel, a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
 	err = upgrading ? upgrade_plan(a->dev, skel, &cfg, &moves) : 0;
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",

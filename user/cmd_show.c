@@ -382,6 +382,7 @@ static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_co
 	skel = open_pinned(dev, cfg->max_addrs);
 	if (!skel)
 		return -errno;
+	state_load_hook(skel, NULL);
 	err = tb__load(skel);
 	if (!err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o))
 		err = -errno;

@@ -128,6 +128,12 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 	return skel;
 }
 
+void state_load_hook(struct tb *skel, const struct bpf_program *hook)
+{
+	bpf_program__set_autoload(skel->progs.tb_xdp, skel->progs.tb_xdp == hook);
+	bpf_program__set_autoload(skel->progs.tb_tc, skel->progs.tb_tc == hook);
+}
+
 int state_pin_config(const char *dev, struct tb *skel)
 {
 	char path[PATH_MAX + 32];

@@ -31,6 +31,7 @@ struct tb_maps {
 #define TB_LOCK_DIR "/run/tbctl"
 
 struct bpf_object;
+struct bpf_program;
 struct tb;
 
 extern const char *const tb_map_names[];
@@ -52,6 +53,10 @@ const char *bpffs_error(int err);
  * which a load reuses when they exist and creates when not; the table and
  * owed[] sized for max_addrs. */
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
+/* Leave out of skel's load the hook programs but hook (NULL: both): the
+ * verifier takes most of a second over each, many on an emulated
+ * machine, and the programs run through BPF_PROG_TEST_RUN are small. */
+void state_load_hook(struct tb *skel, const struct bpf_program *hook);
 /* Pin the config of skel, loaded by open_pinned, if it is not pinned yet:
  * the last pin an attach makes. 0 or -errno. */
 int state_pin_config(const char *dev, struct tb *skel);

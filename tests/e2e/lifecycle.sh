@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Changes while traffic flows: a new rate applies within a second, a
 # re-attach keeps counters and grants no new burst, and detach leaves no
-# trace on the device, in tc or in bpffs.
+# trace on the device, in tc or in bpffs; and a command loads only the hook
+# program it uses.
 . "$(dirname "$0")/lib.bash"
 setup
 S=${SRC4[0]}
@@ -292,4 +293,20 @@ check "with the lock free, status names the interrupted attach ($status)" \
 	grep -q "an attach was interrupted while pinning its maps" <<<"$status"
 check "attach finishes it" tb attach dev "$DEV_R"
 check "detach $DEV_R" tb detach dev "$DEV_R"
+
+# A command loads the one hook program it uses, or none: the verifier
+# takes most of a second over each. libbpf's debug log names what it skips.
+skipped() { grep -q "prog '$1': skipped loading" "$tmp/vv"; }
+loaded() { grep -q "prog '$1':" "$tmp/vv" && ! skipped "$1"; }
+for mode in xdp tc-ingress; do
+	hook=$([[ $mode == xdp ]] && echo tb_xdp || echo tb_tc)
+	other=$([[ $mode == xdp ]] && echo tb_tc || echo tb_xdp)
+	check "attach $mode" tb -vv attach dev "$DEV_R" mode $mode 2>"$tmp/vv" >/dev/null
+	check "attach $mode loads $hook" loaded $hook
+	check "and leaves $other out" skipped $other
+	check "reset counters" tb -vv reset dev "$DEV_R" counters 2>"$tmp/vv" >/dev/null
+	check "reset counters leaves tb_xdp out" skipped tb_xdp
+	check "and tb_tc" skipped tb_tc
+	check "detach" tb detach dev "$DEV_R"
+done
 summary
