@@ -54,8 +54,9 @@ const char *bpffs_error(int err);
  * owed[] sized for max_addrs. */
 struct tb *open_pinned(const char *dev, __u32 max_addrs);
 /* Leave out of skel's load the hook programs but hook (NULL: both): the
- * verifier takes most of a second over each, many on an emulated
- * machine, and the programs run through BPF_PROG_TEST_RUN are small. */
+ * verifier takes a tenth of a second over each, and more than a second on
+ * an emulated machine; the programs run through BPF_PROG_TEST_RUN are
+ * small. */
 void state_load_hook(struct tb *skel, const struct bpf_program *hook);
 /* Pin the config of skel, loaded by open_pinned, if it is not pinned yet:
  * the last pin an attach makes. 0 or -errno. */

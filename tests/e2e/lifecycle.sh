@@ -295,7 +295,8 @@ check "attach finishes it" tb attach dev "$DEV_R"
 check "detach $DEV_R" tb detach dev "$DEV_R"
 
 # A command loads the one hook program it uses, or none: the verifier
-# takes most of a second over each. libbpf's debug log names what it skips.
+# takes a tenth of a second over each. libbpf's debug log names what it
+# skips.
 skipped() { grep -q "prog '$1': skipped loading" "$tmp/vv"; }
 loaded() { grep -q "prog '$1':" "$tmp/vv" && ! skipped "$1"; }
 for mode in xdp tc-ingress; do
