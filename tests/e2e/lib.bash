@@ -234,14 +234,12 @@ iperf3_to() {
 # within SECONDS WHAT COMMAND...: true once COMMAND succeeds, polled every
 # 20 ms for at most SECONDS; else says WHAT did not happen in that time.
 within() {
-	local i n=$(($1 * 50)) what=$2
+	local end=$(($(now_ms) + $1 * 1000)) secs=$1 what=$2
 	shift 2
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
+	until "$@"; do
+		(($(now_ms) < end)) || { echo "$what within $secs s" >&2; return 1; }
 		sleep 0.02
 	done
-	echo "$what within $n polls of 20 ms" >&2
-	return 1
 }
 
 # listening NS udp|tcp PORT: true once a socket in NS is bound to PORT,
