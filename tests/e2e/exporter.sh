@@ -16,7 +16,7 @@ METRIC="tbctl_rule_rate_bytes_per_second{dev=\"$DEV_R\",rule=\"default\",action=
 exporter=
 holder=
 session_cleanup() {
-	[[ -n $holder ]] && kill "$holder" $(cat "$tmp/holder.pid" 2>/dev/null) 2>/dev/null
+	[[ -n $holder ]] && kill "$holder" 2>/dev/null
 	[[ -n $exporter ]] && kill "$exporter" 2>/dev/null
 	wait 2>/dev/null
 }
@@ -35,15 +35,12 @@ check "a scrape before any client holds connections serves this device" grep -q 
 
 # The holder opens its connections from 198.18.0.10, the source address
 # the kernel picks, and then sleeps with them open (exec keeps the
-# descriptors, and the PID it wrote: killing the background job alone
-# would leave the sleep holding this suite's output open). Writes to one
-# the server closed at once fail quietly.
+# descriptors). Writes to one the server closed at once fail quietly.
 run_s bash -c "ulimit -n $((HOLD + 64)); trap '' PIPE
 	for ((i = 0; i < $HOLD; i++)); do
 		exec {fd}<>/dev/tcp/${EXP%:*}/$PORT 2>/dev/null || continue
 		printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&\$fd 2>/dev/null
 	done
-	echo \$\$ >$tmp/holder.pid
 	echo opened >$tmp/opened
 	exec sleep 60" &
 holder=$!
@@ -59,7 +56,7 @@ check "5 of 5 scrapes from another address succeed meanwhile ($ok)" [ $ok = 5 ]
 check "the half-open connections are closed after the ${TIMEOUT_S} s timeout" \
 	within $((TIMEOUT_S + 5)) "connections still held" bash -c "[ \$(nsenter --net=/var/run/netns/$NS_R ss -Htn state established '( sport = :$PORT and dst 198.18.0.10 )' | wc -l) = 0 ]"
 check "the exporter is still running" kill -0 "$exporter"
-kill "$(cat "$tmp/holder.pid")" "$holder" 2>/dev/null
+kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 holder=
 kill "$exporter"
