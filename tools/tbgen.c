@@ -10,6 +10,13 @@
  *       "stalled SECONDS": the sum of the gaps over STALL_GAP_S between
  *       two rounds of sends, the time the sender offered nothing (off
  *       the CPU: a test judging a rate over the send discounts it).
+ *   tbgen raw --src A --dst B --shape later|ext:N [--port P] [--size BYTES]
+ *             [--seconds S] [--count N] [--pps N] [--id N]
+ *       Sends UDP as no socket builds it, through a raw IP socket: later
+ *       fragments only (their first never sent), of datagrams numbered
+ *       from --id on, IPv4 or IPv6; or, IPv6, datagrams to P behind N
+ *       destination-options headers. Prints "src dst packets bytes" (IP
+ *       packet bytes), "elapsed SECONDS" and "stalled SECONDS" as send.
  *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]
  *       Counts datagrams per source (or destination) address for S
  *       seconds, or until T seconds pass without one after the first
@@ -25,6 +32,8 @@
 #include <getopt.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +190,154 @@ static int do_send(char *srcs, char *dsts, int port, int size, double seconds,
 	return 0;
 }
 
+/* The Internet checksum's sum of len bytes at p, folded later. */
+static unsigned int sum16(const unsigned char *p, size_t len, unsigned int sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	return sum;
+}
+
+/* A UDP header to port with a valid IPv6 checksum, payload bytes after it. */
+static size_t udp6(unsigned char *u, const struct ip6_hdr *ip6, int port, int payload)
+{
+	unsigned int sum, len = 8 + payload;
+
+	memset(u, 0, 8);
+	u[0] = 40000 >> 8;
+	u[1] = 40000 & 0xff;
+	u[2] = port >> 8;
+	u[3] = port & 0xff;
+	u[4] = len >> 8;
+	u[5] = len & 0xff;
+	memset(u + 8, 0x5a, payload);
+	sum = sum16((const unsigned char *)&ip6->ip6_src, 32, len + IPPROTO_UDP);
+	sum = sum16(u, len, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	u[6] = (sum ? sum : 0xffff) >> 8;
+	u[7] = (sum ? sum : 0xffff) & 0xff;
+	return len;
+}
+
+/* One packet of shape ext (N > 0: that many destination-options headers;
+ * 0: a later fragment of datagram id) into b; returns its length. */
+static size_t build_raw(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d,
+			int ext, int port, int size, unsigned int id)
+{
+	if (s->ss_family == AF_INET) {
+		struct iphdr *ip = (struct iphdr *)b;
+
+		memset(ip, 0, sizeof(*ip));
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->id = htons(id);
+		ip->frag_off = htons(1480 / 8);   /* the last of its datagram */
+		ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
+		ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
+		memset(ip + 1, 0x5a, size);
+		ip->tot_len = htons(sizeof(*ip) + size);
+		return sizeof(*ip) + size;
+	}
+	struct ip6_hdr *ip6 = (struct ip6_hdr *)b;
+	unsigned char *h = b + sizeof(*ip6), *nh = &ip6->ip6_nxt;
+	size_t len;
+
+	memset(ip6, 0, sizeof(*ip6));
+	ip6->ip6_flow = htonl(6 << 28);
+	ip6->ip6_hlim = 64;
+	ip6->ip6_src = ((const struct sockaddr_in6 *)s)->sin6_addr;
+	ip6->ip6_dst = ((const struct sockaddr_in6 *)d)->sin6_addr;
+	if (!ext) {
+		*nh = IPPROTO_FRAGMENT;
+		memset(h, 0, 8);
+		h[0] = IPPROTO_UDP;
+		h[2] = 1480 >> 8;
+		h[3] = 1480 & 0xf8;
+		id = htonl(id);
+		memcpy(h + 4, &id, 4);
+		memset(h + 8, 0x5a, size);
+		len = 8 + size;
+	} else {
+		for (int i = 0; i < ext; i++, h += 8) {
+			*nh = IPPROTO_DSTOPTS;
+			memset(h, 0, 8);
+			h[2] = 1;       /* PadN over the header's other 4 bytes */
+			h[3] = 4;
+			nh = h;
+		}
+		*nh = IPPROTO_UDP;
+		len = ext * 8 + udp6(h, ip6, port, size);
+	}
+	ip6->ip6_plen = htons(len);
+	return sizeof(*ip6) + len;
+}
+
+static int do_raw(const char *src, const char *dst, const char *shape, int port, int size, double seconds,
+		  unsigned long long count, double pps, unsigned int id)
+{
+	static unsigned char pkt[MAX_SIZE];
+	struct sockaddr_storage s, d;
+	socklen_t sl, dl;
+	unsigned long long packets = 0, bytes = 0;
+	double start, prev, stalled = 0;
+	int ext = 0, fd;
+
+	if (sockaddr_of(src, 0, &s, &sl) || sockaddr_of(dst, 0, &d, &dl) || s.ss_family != d.ss_family) {
+		fprintf(stderr, "tbgen raw: bad address pair %s -> %s\n", src, dst);
+		return 2;
+	}
+	if (strcmp(shape, "later") && (sscanf(shape, "ext:%d", &ext) != 1 || ext < 1 || ext > 64 ||
+				       s.ss_family != AF_INET6)) {
+		fprintf(stderr, "tbgen raw: --shape later, or ext:1..64 for IPv6\n");
+		return 2;
+	}
+	if (size > 1400) {
+		fprintf(stderr, "tbgen raw: --size 1..1400: a raw packet is not fragmented\n");
+		return 2;
+	}
+	/* IPPROTO_RAW: the header is ours (IP_HDRINCL), IPv6's too. */
+	fd = socket(s.ss_family, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0) {
+		fprintf(stderr, "tbgen raw: raw socket: %s\n", strerror(errno));
+		return 1;
+	}
+	start = prev = now_s();
+	while (packets < count) {
+		double t = now_s();
+		size_t len;
+
+		if (t - prev > STALL_GAP_S)
+			stalled += t - prev;
+		prev = t;
+		if (t >= start + seconds)
+			break;
+		if (pps > 0 && packets >= (unsigned long long)((t - start) * pps) + 1) {
+			usleep(200);
+			continue;
+		}
+		len = build_raw(pkt, &s, &d, ext, port, size, id + (unsigned int)packets);
+		if (sendto(fd, pkt, len, 0, (struct sockaddr *)&d, dl) < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN)
+				continue;
+			fprintf(stderr, "tbgen raw: send %s -> %s: %s\n", src, dst, strerror(errno));
+			return 1;
+		}
+		packets++;
+		bytes += len;
+	}
+	printf("%s %s %llu %llu\n", src, dst, packets, bytes);
+	printf("elapsed %.6f\n", now_s() - start);
+	printf("stalled %.6f\n", stalled);
+	close(fd);
+	return 0;
+}
+
 struct tally {
 	char addr[INET6_ADDRSTRLEN];
 	unsigned long long packets, bytes;
@@ -301,16 +458,20 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, 0, 't' }, { "count", required_argument, 0, 'c' },
 		{ "pps", required_argument, 0, 'r' }, { "by", required_argument, 0, 'b' },
 		{ "every", required_argument, 0, 'e' }, { "idle", required_argument, 0, 'i' },
+		{ "shape", required_argument, 0, 'h' }, { "id", required_argument, 0, 'n' },
 		{ 0, 0, 0, 0 },
 	};
-	char *src = NULL, *dst = NULL;
+	char *src = NULL, *dst = NULL, *shape = NULL;
+	unsigned int id = 1;
 	int port = 9000, size = 1000, by_dst = 0, o;
 	double seconds = 1, pps = 0, every = 0, idle = 0;
 	unsigned long long count = ~0ULL;
 
-	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
+	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv") && strcmp(argv[1], "raw"))) {
 		fprintf(stderr, "usage: tbgen send --src A,.. --dst B,.. [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N]\n"
+				"       tbgen raw --src A --dst B --shape later|ext:N [--port P] [--size N] "
+				"[--seconds S] [--count N] [--pps N] [--id N]\n"
 				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]\n");
 		return 2;
 	}
@@ -326,6 +487,8 @@ int main(int argc, char **argv)
 		case 'b': by_dst = !strcmp(optarg, "dst"); break;
 		case 'e': every = atof(optarg); break;
 		case 'i': idle = atof(optarg); break;
+		case 'h': shape = optarg; break;
+		case 'n': id = strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
@@ -337,8 +500,15 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(port, seconds, by_dst, every, idle);
 	if (!src || !dst) {
-		fprintf(stderr, "tbgen send: --src and --dst are required\n");
+		fprintf(stderr, "tbgen %s: --src and --dst are required\n", argv[1]);
 		return 2;
+	}
+	if (!strcmp(argv[1], "raw")) {
+		if (!shape) {
+			fprintf(stderr, "tbgen raw: --shape is required\n");
+			return 2;
+		}
+		return do_raw(src, dst, shape, port, size, seconds, count, pps, id);
 	}
 	return do_send(src, dst, port, size, seconds, count, pps);
 }
