@@ -90,6 +90,16 @@ struct {
 	__type(value, struct tb_fleet_state);
 } fleetstate SEC(".maps");
 
+/* Later fragments find their first's transport here (fragment.h). An LRU
+ * map, preallocated: a flood of first fragments evicts the oldest
+ * datagrams and allocates nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TB_FRAGMENTS);
+	__type(key, struct tb_frag_key);
+	__type(value, __u64);
+} fragments SEC(".maps");
+
 /* The agent's operations for tb_fleet_apply; never pinned: each agent
  * run loads its own copy of the program with it. */
 struct {

@@ -4,30 +4,42 @@
  * Pure, so it runs in the datapath, in tbctl (which names the buckets)
  * and in host unit tests alike.
  * A packet's transport is one word, l4 (parse.h, tb_l4): the protocol in
- * bits 0-7, TB_L4_PORTS where its ports are known, the destination port
- * in bits 16-31 and the source port in bits 32-47. */
+ * bits 0-7, TB_L4_PORTS where its ports are known, TB_L4_UNKNOWN where
+ * they exist but could not be read (a fragment whose first was not seen)
+ * or, with protocol 0, where the protocol itself could not be (an IPv6
+ * header chain not walked to its end), the destination port in bits
+ * 16-31 and the source port in bits 32-47. */
 #ifndef TB_MATCH_H
 #define TB_MATCH_H
 
 #include "group.h"
 
 #define TB_L4_PORTS (1ULL << 8)
+#define TB_L4_UNKNOWN (1ULL << 9)
 
 static __always_inline __u64 tb_l4_word(__u8 proto, int ports, __u16 dport, __u16 sport)
 {
 	return proto | (ports ? TB_L4_PORTS | (__u64)dport << 16 | (__u64)sport << 32 : 0);
 }
 
+/* A packet of protocol proto whose ports (proto 0: whose protocol) could
+ * not be read. */
+static __always_inline __u64 tb_l4_unknown(__u8 proto)
+{
+	return proto | TB_L4_UNKNOWN;
+}
+
 /* The bits of l4 that some rule reads (enum tb_match_reads), so that the
  * per-CPU resolution cache keys on no more than that; tbctl keeps it in
- * tb_config.l4_mask. */
+ * tb_config.l4_mask. TB_L4_UNKNOWN is always read: the datapath ORs it
+ * in, since configs written before it existed lack it. */
 static __always_inline __u64 tb_l4_mask(__u8 reads)
 {
 	if (!reads)
 		return 0;
 	if (reads & TB_READS_SPORT)
 		return ~0ULL;
-	return reads & TB_READS_DPORT ? 0xffffffffULL : 0xff;
+	return reads & TB_READS_DPORT ? 0xffffffffULL : 0xff | TB_L4_UNKNOWN;
 }
 
 static __always_inline int tb_port_in(const __u16 range[2], __u16 port)
@@ -35,36 +47,53 @@ static __always_inline int tb_port_in(const __u16 range[2], __u16 port)
 	return port >= range[0] && port <= range[1];
 }
 
-/* Whether match m takes a packet of l4. Where the ports are unknown (a
- * fragment after the first), only a match without ports can. */
+enum tb_takes {
+	TB_TAKES_NOT = 0,
+	TB_TAKES = 1,
+	TB_TAKES_MAYBE = 2,     /* it would, or not, by what could not be read */
+};
+
+/* Whether match m takes a packet of l4 (enum tb_takes). A packet of a
+ * protocol without ports (ICMP, say) has none to read: only a match
+ * without ports takes it. */
 static __always_inline int tb_match_takes(const struct tb_match *m, __u64 l4)
 {
 	if (m->proto != (__u8)l4)
-		return 0;
+		return (l4 & TB_L4_UNKNOWN) && !(__u8)l4 ? TB_TAKES_MAYBE : TB_TAKES_NOT;
 	if (!m->ports)
-		return 1;
+		return TB_TAKES;
+	if (l4 & TB_L4_UNKNOWN)
+		return TB_TAKES_MAYBE;
 	if (!(l4 & TB_L4_PORTS))
-		return 0;
+		return TB_TAKES_NOT;
 	if ((m->ports & TB_MATCH_DPORT) && !tb_port_in(m->dport, l4 >> 16))
-		return 0;
-	return !(m->ports & TB_MATCH_SPORT) || tb_port_in(m->sport, l4 >> 32);
+		return TB_TAKES_NOT;
+	return !(m->ports & TB_MATCH_SPORT) || tb_port_in(m->sport, l4 >> 32) ? TB_TAKES : TB_TAKES_NOT;
 }
+
+/* tb_node_pick's answer where the rule depends on what could not be read. */
+#define TB_PICK_UNSURE -2
 
 /* The entry of node n a packet of *l4 is charged under, where its rule
  * without a match has prefix length plen1 - 1 (0: the default rule; -1:
  * none): the first that matches, unless its prefix is shorter (a longer
- * prefix wins, and on one prefix a match). -1: none. *l4 is read anew for
- * each entry: the ports taken apart once would take three more registers
- * across the loop, which the datapath's stack has no room to spill. */
+ * prefix wins, and on one prefix a match). -1: none. TB_PICK_UNSURE
+ * where the first entry that may match is one that only may: the packet's
+ * rule is not known, and no other entry is surely its. *l4 is read anew
+ * for each entry: the ports taken apart once would take three more
+ * registers across the loop, which the datapath's stack has no room to
+ * spill. */
 static __always_inline int tb_node_pick(const struct tb_node *n, const __u64 *l4, int plen1)
 {
 	for (int i = 0; i < TB_NODE_ENTRIES; i++) {
 		const struct tb_node_entry *e = &n->e[i];
+		int takes;
 
 		if (i >= (int)n->n || (int)e->plen1 < plen1)
 			return -1;
-		if (tb_match_takes(&e->m, *(const volatile __u64 *)l4))
-			return i;
+		takes = tb_match_takes(&e->m, *(const volatile __u64 *)l4);
+		if (takes)
+			return takes == TB_TAKES ? i : TB_PICK_UNSURE;
 	}
 	return -1;
 }

@@ -32,6 +32,12 @@ struct vlan_tag {
 /* linux/in.h would clash with the host's netinet/in.h in unit tests. */
 #define TB_PROTO_ICMPV6 58
 
+enum tb_frag {
+	TB_FRAG_NONE,
+	TB_FRAG_FIRST,  /* offset 0, more to come: it carries the transport header */
+	TB_FRAG_LATER,  /* any other offset: no transport header */
+};
+
 /* What the policy needs of a packet besides its class. */
 struct tb_pkt {
 	struct tb_addr key;
@@ -39,7 +45,14 @@ struct tb_pkt {
 	__u16 l4;       /* offset past the IP header (IPv6: its fixed header) */
 	__u8 proto;     /* IPv4 protocol, IPv6 next header */
 	__u8 ecn;       /* the ECN field: TOS or traffic class & 3 */
-	__u8 later_fragment;    /* IPv4: a fragment after the first */
+	/* enum tb_frag, and what every fragment of one datagram repeats
+	 * besides its addresses: the protocol (IPv6: the fragment header's
+	 * next header) and the identification, as on the wire. IPv4's are
+	 * set by tb_parse, IPv6's by tb_l4, which walks to the fragment
+	 * header. */
+	__u8 frag;
+	__u8 frag_proto;
+	__u32 frag_id;
 };
 
 /* Largest offsets the parser produces: Ethernet and two tags, then an IPv4
@@ -112,7 +125,11 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		pkt->l4 = pkt->l3 + hlen;
 		pkt->proto = ip->protocol;
 		pkt->ecn = ip->tos & 3;
-		pkt->later_fragment = (ip->frag_off & tb_htons(0x1fff)) != 0;
+		/* More fragments, or an offset: a fragment. */
+		pkt->frag = !(ip->frag_off & tb_htons(0x3fff)) ? TB_FRAG_NONE :
+			    ip->frag_off & tb_htons(0x1fff) ? TB_FRAG_LATER : TB_FRAG_FIRST;
+		pkt->frag_proto = ip->protocol;
+		pkt->frag_id = ip->id;
 		key->w[0] = 0;
 		key->w[1] = 0;
 		key->w[2] = TB_V4MAPPED_W2;
@@ -168,8 +185,10 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 #define TB_L4_MALFORMED (~0ULL)
 
 /* The walk to IPv6's transport header stops past TB_L4_WALK_MAX bytes
- * as it does past TB_EXT_MAX extension headers (tb_abi.h). */
+ * as it does past TB_EXT_MAX extension headers (tb_abi.h); the tc hook
+ * pulls in as much as that walk may read (TB_CHAIN_DEPTH). */
 #define TB_L4_WALK_MAX 512
+#define TB_CHAIN_DEPTH (TB_L4_WALK_MAX + 8)
 
 #define TB_EXT_HOP 0
 #define TB_EXT_ROUTING 43
@@ -183,58 +202,92 @@ static __always_inline int tb_ext_header(__u8 proto)
 	       proto == TB_EXT_DSTOPTS;
 }
 
-/* The transport of a packet that tb_parse classified cls (IPv4 or IPv6).
- * A fragment after the first carries no transport header: its protocol
- * is known, its ports are not. A first (or only) fragment of TCP, UDP or
- * SCTP whose frame ends before its ports is malformed where the frame is
- * whole (the hook saw all of it); where it is not (tc, past what was
- * pulled in), its ports are unknown. */
-static __always_inline __u64 tb_l4(const void *data, const void *data_end, const struct tb_pkt *pkt,
-				   int cls, int whole)
+/* Whether the frame is IPv6 with an extension header after the fixed
+ * one: its transport header may lie further in than a short pull. */
+static __always_inline int tb_chain_follows(void *data, const void *data_end)
+{
+	const struct ipv6hdr *ip6 = tb_ip_header(data, data_end);
+
+	return ip6 && tb_ethertype(ip6) == tb_htons(ETH_P_IPV6) && (const void *)(ip6 + 1) <= data_end &&
+	       tb_ext_header(ip6->nexthdr);
+}
+
+/* How far the walk along an IPv6 header chain got (tb_l4). */
+enum tb_walk {
+	TB_WALK_ON,
+	TB_WALK_FAR,    /* past TB_L4_WALK_MAX bytes, or past what the hook sees */
+	TB_WALK_CUT,    /* the frame ends inside a header */
+	TB_WALK_LATER,  /* at a later fragment's header: what follows is no header */
+};
+
+/* One step along pkt's IPv6 chain from the header of type *proto at
+ * offset *off: its fragment header read into pkt. */
+static __always_inline int tb_ext_step(const void *data, const void *data_end, struct tb_pkt *pkt,
+				       __u32 *off, __u8 *proto)
+{
+	const __u8 *p = (const __u8 *)data + *off;
+
+	if (*off > TB_L4_WALK_MAX)
+		return TB_WALK_FAR;
+	if ((const void *)(p + 8) > data_end)
+		return TB_WALK_CUT;
+	if (*proto == TB_EXT_FRAGMENT) {
+		__u16 fo = p[2] << 8 | p[3];
+
+		pkt->frag_proto = p[0];
+		pkt->frag_id = *(const __u32 *)(p + 4);
+		/* Offset 0 without more to come is an atomic fragment, a
+		 * whole datagram (RFC 6946). */
+		pkt->frag = fo & 0xfff8 ? TB_FRAG_LATER : fo & 1 ? TB_FRAG_FIRST : TB_FRAG_NONE;
+		*off += 8;
+		*proto = p[0];
+		return pkt->frag == TB_FRAG_LATER ? TB_WALK_LATER : TB_WALK_ON;
+	}
+	*off += *proto == TB_EXT_AH ? (p[1] + 2) * 4 : (p[1] + 1) * 8;
+	*proto = p[0];
+	return TB_WALK_ON;
+}
+
+/* The transport of a packet that tb_parse classified cls (IPv4 or IPv6),
+ * whole where the hook sees all of the frame. What cannot be read is
+ * said to be unknown (match.h, TB_L4_UNKNOWN), never left out, so that
+ * no sender can choose to hide it from a rule: the ports of a fragment
+ * after the first (the caller may know them from its first, fragment.h),
+ * the protocol past an IPv6 chain longer than the walk, and what lies
+ * past the frame where it is not whole. A whole frame that ends inside a
+ * header the walk reads is malformed. */
+static __always_inline __u64 tb_l4(const void *data, const void *data_end, struct tb_pkt *pkt, int cls,
+				   int whole)
 {
 	__u32 off = pkt->l4;
 	__u8 proto = pkt->proto;
 	const __u8 *p;
-	int first = !pkt->later_fragment;
 
 	if (cls == TB_CLASS_IPV6) {
 		/* Unrolled, and so with no exit but its end: clang lays a
 		 * loop out with its back edge as a fall-through, which Debian
 		 * 6.1's verifier refuses. */
-		int stop = 0;   /* 1: the chain is too long; 2: the frame ends in it */
+		int walk = TB_WALK_ON;
 
 #ifdef __clang__
 #pragma unroll
 #endif
 		for (int i = 0; i < TB_EXT_MAX; i++) {
-			if (stop || !tb_ext_header(proto))
-				continue;
-			p = (const __u8 *)data + off;
-			if (off > TB_L4_WALK_MAX) {
-				stop = 1;
-			} else if ((const void *)(p + 8) > data_end) {
-				stop = 2;
-			} else if (proto == TB_EXT_FRAGMENT) {
-				first = first && !((p[2] << 8 | p[3]) & 0xfff8);
-				off += 8;
-				proto = p[0];
-			} else {
-				off += proto == TB_EXT_AH ? (p[1] + 2) * 4 : (p[1] + 1) * 8;
-				proto = p[0];
-			}
+			if (walk == TB_WALK_ON && tb_ext_header(proto))
+				walk = tb_ext_step(data, data_end, pkt, &off, &proto);
 		}
-		if (stop == 2)
-			return whole ? TB_L4_MALFORMED : tb_l4_word(0, 0, 0, 0);
-		if (stop || tb_ext_header(proto))
-			return tb_l4_word(0, 0, 0, 0);
+		if (walk == TB_WALK_CUT)
+			return whole ? TB_L4_MALFORMED : tb_l4_unknown(0);
+		if (walk == TB_WALK_FAR || tb_ext_header(proto))
+			return tb_l4_unknown(0);
 	}
-	if (!first || !TB_MATCH_PORT_PROTO(proto))
+	if (!TB_MATCH_PORT_PROTO(proto))
 		return tb_l4_word(proto, 0, 0, 0);
-	if (off > TB_L4_WALK_MAX)
-		return tb_l4_word(proto, 0, 0, 0);
+	if (pkt->frag == TB_FRAG_LATER || off > TB_L4_WALK_MAX)
+		return tb_l4_unknown(proto);
 	p = (const __u8 *)data + off;
 	if ((const void *)(p + 4) > data_end)
-		return whole ? TB_L4_MALFORMED : tb_l4_word(proto, 0, 0, 0);
+		return whole ? TB_L4_MALFORMED : tb_l4_unknown(proto);
 	/* Both ports in one load: source then destination, big-endian, so
 	 * that in host order they sit where tb_l4_word puts them, 16 bits
 	 * up. Unaligned, which the verifier allows for packet reads on x86. */
@@ -269,7 +322,7 @@ static __always_inline __u8 tb_tcp_segment(const void *data, const void *data_en
 {
 	const __u8 *th;
 
-	if (pkt->proto != TB_PROTO_TCP || pkt->later_fragment || pkt->l4 > TB_L4_MAX)
+	if (pkt->proto != TB_PROTO_TCP || pkt->frag == TB_FRAG_LATER || pkt->l4 > TB_L4_MAX)
 		return 0;
 	th = (const __u8 *)data + pkt->l4;
 	if ((const void *)(th + 14) > data_end)

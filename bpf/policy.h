@@ -9,6 +9,7 @@
 #include "caches.h"
 #include "migrate.h"
 #include "fleet.h"
+#include "fragment.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
  * per client) instead of the source. */
@@ -213,11 +214,16 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 	return tb_count(st, out, t->action, len, pkts);
 }
 
+/* tb_police_addr's answer for a packet whose rule could not be known:
+ * tb_police counts why, and drops it. */
+#define TB_UNSURE -2
+
 /* Charge one IP packet, pkts segments weighing len bytes on the wire (see
  * tb_police), to the bucket of address key (or of its group, which key
  * becomes): by the first of the four paths that decides it, and then to
  * its rule's total, if it has one. Failing open (pass) on the impossible
- * lookups keeps a broken map from blackholing a link. */
+ * lookups keeps a broken map from blackholing a link; a packet that hides
+ * what its rule depends on does not (TB_UNSURE). */
 static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_config *cfg,
 					  struct tb_addr *key, int cls, __u64 l4, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
@@ -229,6 +235,8 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	int v;
 
+	if (id == TB_RULE_UNSURE)
+		return TB_UNSURE;
 	s.ci = ci;
 	s.d = bpf_map_lookup_elem(&denycache, &ci);
 	if (tb_deny_copied(s.d, key, s.gen)) {
@@ -292,6 +300,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	struct tb_stats *st;
 	struct tb_config *cfg;
 	__u32 zero = 0;
+	int v;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
 	cfg = bpf_map_lookup_elem(&config, &zero);
@@ -330,7 +339,9 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 			st->malformed_packets++;
 			return TB_PASS;
 		}
-		l4 &= cfg->l4_mask;
+		if (pkt->frag && (cfg->match_reads & (TB_READS_DPORT | TB_READS_SPORT)))
+			l4 = tb_fragment_l4(data, data_end, pkt, *cls, l4);
+		l4 &= cfg->l4_mask | TB_L4_UNKNOWN;
 	}
 	t->ect = pkt->ecn != TB_ECN_NOT_ECT;
 	t->tcp = tb_tcp_segment(data, data_end, pkt, &t->seq);
@@ -340,7 +351,14 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	 * times the floor (1.18 with the read in the path, after the
 	 * lookups), while credit, which reads no clock, would have admitted
 	 * in 0.8 instead of 1.25. */
-	return tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
+	v = tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
+	if (v != TB_UNSURE)
+		return v;
+	if (pkt->frag == TB_FRAG_LATER)
+		st->fragments_unknown_packets += segs;
+	else
+		st->headers_unknown_packets += segs;
+	return tb_count(st, TB_OVER, TB_ACTION_DROP, len, segs);
 }
 
 #endif

@@ -13,6 +13,9 @@
 
 /* A rules[] slot not resolved yet (tb_resolve). */
 #define TB_UNRESOLVED 0xffffffffu
+/* No slot: the rule depends on what could not be read of the packet
+ * (match.h, TB_PICK_UNSURE). */
+#define TB_RULE_UNSURE 0xfffffffeu
 
 /* The value of the longest prefix holding address a (of class cls) in
  * the trie of its family, v4 or v6; 0: none. */
@@ -56,7 +59,8 @@ found:
 
 /* The slot of the rule with a match that a packet of *l4 from a is
  * charged under, where its rule without a match has prefix length plen1
- * - 1 (match.h, tb_node_pick); TB_UNRESOLVED where there is none. */
+ * - 1 (match.h, tb_node_pick); TB_UNRESOLVED where there is none, and
+ * TB_RULE_UNSURE where it is not known. */
 static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const struct tb_addr *a, int cls,
 					      const __u64 *l4, int plen1)
 {
@@ -74,6 +78,8 @@ static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const
 	if (!n)
 		return TB_UNRESOLVED;
 	i = tb_node_pick(n, l4, plen1);
+	if (i == TB_PICK_UNSURE)
+		return TB_RULE_UNSURE;
 	return i < 0 ? TB_UNRESOLVED : n->e[i & (TB_NODE_ENTRIES - 1)].rule;
 }
 
@@ -82,8 +88,9 @@ static __always_inline __u32 tb_resolve_match(const struct tb_config *cfg, const
  * its bucket has, so it is resolved first, and kept in this CPU's
  * groupcache at slot, the address's cache slot (tb_dropcache_slot): key
  * becomes its group's, and a match rule's (match.h). Returns the rule's
- * slot (TB_MAX_RULES: none; TB_UNRESOLVED where no rule needs resolving
- * first: a bucket's cached rule spares the lookup there), and above it
+ * slot (TB_MAX_RULES: none; TB_RULE_UNSURE: not known; TB_UNRESOLVED
+ * where no rule needs resolving first: a bucket's cached rule spares the
+ * lookup there), and above it
  * the cache slot of the key. Global, so the verifier checks it once and
  * goes on with one unknown result: with a constant on one side, 6.1's
  * verifier walked tb_tc 629K instructions, 494K without (and the program
@@ -123,7 +130,7 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 	if (rule) {
 		tb_rule_key(key, rule, cls == TB_CLASS_IPV6, cfg->place_key);
 		slot = tb_dropcache_slot(key, cfg->slot_seed);
-	} else {
+	} else if (id != TB_RULE_UNSURE) {
 		id = TB_MAX_RULES;
 	}
 	c->key = *key;

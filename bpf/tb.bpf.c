@@ -64,6 +64,13 @@ int tb_tc(struct __sk_buff *skb)
 		bpf_skb_pull_data(skb, skb->len < TB_PARSE_DEPTH ? skb->len : TB_PARSE_DEPTH);
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
+	/* An IPv6 header chain may reach past that: as far as the walk to
+	 * the transport header reads. */
+	if (data_end - data < TB_CHAIN_DEPTH && skb->len > data_end - data && tb_chain_follows(data, data_end)) {
+		bpf_skb_pull_data(skb, skb->len < TB_CHAIN_DEPTH ? skb->len : TB_CHAIN_DEPTH);
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+	}
 	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;

@@ -120,9 +120,9 @@ struct tb_match {
 };
 
 /* IPv6 extension headers the datapath walks to the transport header: a
- * chain of more leaves the protocol unknown (0), which only rules without
- * a protocol match (parse.h, tb_l4). */
-#define TB_EXT_MAX 6
+ * chain of more leaves the protocol unknown, and such a packet is charged
+ * only where no rule with a match could take it (parse.h, tb_l4). */
+#define TB_EXT_MAX 16
 
 #define TB_MATCH_DPORT 1
 #define TB_MATCH_SPORT 2
@@ -602,6 +602,21 @@ struct tb_node {
 	struct tb_node_entry e[TB_NODE_ENTRIES];
 };
 
+/* fragments[] key: one fragmented datagram, as every fragment of it
+ * names it (IPv4 addresses IPv4-mapped, as struct tb_addr keeps them). */
+struct tb_frag_key {
+	struct tb_addr src;
+	struct tb_addr dst;
+	__u32 id;       /* IPv4 identification (16 bits), IPv6 fragment identification */
+	__u8 proto;     /* struct tb_pkt.frag_proto */
+	__u8 pad[3];
+};
+
+/* Datagrams whose first fragment's transport (an l4 word, match.h) the
+ * datapath keeps for their later fragments (fragment.h). Evicted oldest
+ * first: a datagram's fragments follow each other within milliseconds. */
+#define TB_FRAGMENTS 8192
+
 /* fleet[] key: a bucket's key (an address, a group's key, or zero for a
  * shared bucket) and its rule's shared[] slot, which the rule keeps across
  * changes. */
@@ -726,9 +741,9 @@ static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
  * buckets and global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 14
+#define TB_LAYOUT 15
 #else
-#define TB_LAYOUT 13
+#define TB_LAYOUT 14
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -757,6 +772,12 @@ struct tb_stats {
 	__u64 allowed_bytes;
 	__u64 fleet_refused_packets;  /* of dropped_*: the fleet key had no share or credit left */
 	__u64 fleet_full_packets;     /* of those: no room in fleet[] for a new key */
+	/* Of dropped_*: packets whose rule could not be known, where a rule
+	 * with a match could take them (fragment.h): a later fragment whose
+	 * first was not seen, and an IPv6 packet whose header chain was not
+	 * walked to its transport header. */
+	__u64 fragments_unknown_packets;
+	__u64 headers_unknown_packets;
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	__u64 fixture_next_packets;
 #endif
@@ -804,6 +825,7 @@ struct tb_reset_req {
 	X(matches_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, __u32, 0)            \
 	X(nodes, BPF_MAP_TYPE_ARRAY, __u32, struct tb_node, 0)                      \
 	X(fleet, BPF_MAP_TYPE_HASH, struct tb_fleet_key, struct tb_fleet_entry, 1)  \
-	X(fleetstate, BPF_MAP_TYPE_ARRAY, __u32, struct tb_fleet_state, 0)
+	X(fleetstate, BPF_MAP_TYPE_ARRAY, __u32, struct tb_fleet_state, 0)         \
+	X(fragments, BPF_MAP_TYPE_LRU_HASH, struct tb_frag_key, __u64, 1)
 
 #endif

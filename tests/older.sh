@@ -8,7 +8,7 @@
 # alone starts it itself. "older.sh --list" prints LAYOUT:COMMIT a line.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OLDER=(11:08d331a 12:69d4afb)
+OLDER=(12:69d4afb 13:086b20a)
 if [[ ${1:-} == --list ]]; then
 	printf '%s\n' "${OLDER[@]}"
 	exit 0

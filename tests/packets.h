@@ -191,6 +191,65 @@ static inline size_t frame_ipv6_chain(struct frame *f, const char *src, int n, i
 	return off;
 }
 
+/* Make an untagged IPv4 frame a fragment of datagram id: the first (its
+ * transport header, ports sport and dport, at offset 0, more to come) or
+ * a later one (offset 1480, the last). */
+static inline void frame_ipv4_fragment(struct frame *f, int first, __u16 id, __u16 sport, __u16 dport)
+{
+	unsigned char *ip = f->b + 14;
+
+	ip[4] = id >> 8;
+	ip[5] = id & 0xff;
+	ip[6] = first ? 0x20 : 1480 / 8 >> 8;
+	ip[7] = first ? 0 : 1480 / 8 & 0xff;
+	if (first)
+		frame_ports(f, f->hdr_len, sport, dport);
+	else
+		memset(f->b + f->hdr_len, 0xab, 4);
+	frame_ipv4_checksum(ip);
+}
+
+/* Set the identification of the fragment header that frame_ipv6_chain
+ * put right before the transport header at offset l4. */
+static inline void frame_ipv6_frag_id(struct frame *f, size_t l4, __u32 id)
+{
+	id = htonl(id);
+	memcpy(f->b + l4 - 4, &id, 4);
+}
+
+/* An untagged IPv6 frame from src whose payload is n extension headers,
+ * of the types in kinds[] (hop-by-hop, routing and destination options of
+ * 8 bytes, AH of 16, a fragment header that makes it the first fragment
+ * of datagram 7), then proto's header, ports sport and dport first, and
+ * payload bytes in all. Returns the transport header's offset. */
+static inline size_t frame_ipv6_exts(struct frame *f, const char *src, const __u8 *kinds, int n, __u8 proto,
+				     __u16 sport, __u16 dport, size_t payload)
+{
+	struct frame_opts o = { .payload = payload };
+	size_t nh = 14 + 6, off = 14 + 40;
+
+	for (int i = 0; i < n; i++)
+		o.payload += kinds[i] == 51 ? 16 : 8;
+	frame_ipv6(f, src, "2001:db8::2", &o);
+	for (int i = 0; i < n; i++) {
+		size_t len = kinds[i] == 51 ? 16 : 8;
+
+		f->b[nh] = kinds[i];
+		memset(f->b + off, 0, len);
+		if (kinds[i] == 51)
+			f->b[off + 1] = 2;
+		if (kinds[i] == 44) {
+			f->b[off + 3] = 1;
+			f->b[off + 7] = 7;
+		}
+		nh = off;
+		off += len;
+	}
+	f->b[nh] = proto;
+	frame_ports(f, off, sport, dport);
+	return off;
+}
+
 /* Set the ECN field (TOS or traffic class, low two bits) of an untagged
  * frame, with a valid IPv4 header checksum. */
 static inline void frame_ecn(struct frame *f, int ipv6, int ecn)

@@ -72,6 +72,8 @@ static const char *const stats_help[] = {
 	"Bytes of passed_bytes that an action pass rule let through uncharged",
 	"Packets of dropped_packets that a fleet key had neither static share nor store credit for",
 	"Packets of fleet_refused_packets whose key found no room in fleet[]",
+	"Packets of dropped_packets: later fragments whose first was not seen, where a rule with ports could take them",
+	"Packets of dropped_packets: IPv6 packets whose header chain was not walked to its end, where a rule with a match could take them",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"A counter of the layout after this one (test fixture)",
 #endif

@@ -33,7 +33,7 @@ const char *const tb_stats_names[] = {
 	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
 	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
 	"early_dropped_packets", "marked_packets", "delayed_packets", "allowed_packets", "allowed_bytes",
-	"fleet_refused_packets", "fleet_full_packets",
+	"fleet_refused_packets", "fleet_full_packets", "fragments_unknown_packets", "headers_unknown_packets",
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 	"fixture_next_packets",
 #endif

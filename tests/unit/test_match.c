@@ -32,7 +32,7 @@ static void first_match_wins_unless_a_plain_prefix_is_longer(void)
 {
 	struct tb_node n = { .n = 5 };
 	__u64 udp53 = tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), udp80 = tb_l4_word(TB_PROTO_UDP, 1, 80, 40000);
-	__u64 udp_frag = tb_l4_word(TB_PROTO_UDP, 0, 0, 0), tcp80 = tb_l4_word(TB_PROTO_TCP, 1, 80, 40000);
+	__u64 udp_frag = tb_l4_unknown(TB_PROTO_UDP), tcp80 = tb_l4_word(TB_PROTO_TCP, 1, 80, 40000);
 	__u64 tcp443 = tb_l4_word(TB_PROTO_TCP, 1, 443, 40000);
 
 	n.e[0] = entry(TB_PROTO_UDP, 53, 53, 25, 1);
@@ -42,7 +42,17 @@ static void first_match_wins_unless_a_plain_prefix_is_longer(void)
 	n.e[4] = entry(TB_PROTO_TCP, -1, 0, 0, 5);
 	CHECK_EQ(pick(&n, udp53, -1), 1, "UDP to 53: the /24's port rule");
 	CHECK_EQ(pick(&n, udp80, -1), 2, "UDP to 80: the /24's UDP rule");
-	CHECK_EQ(pick(&n, udp_frag, -1), 2, "a later UDP fragment: the protocol rule, not the port's");
+	CHECK_EQ(tb_node_pick(&n, &udp_frag, -1), TB_PICK_UNSURE,
+		 "UDP, its ports unknown: the port rule may take it, so its rule is unknown");
+	CHECK_EQ(pick(&n, tb_l4_unknown(TB_PROTO_TCP), 18), -1, "TCP, its ports unknown, under a plain /17: none");
+	CHECK_EQ(tb_node_pick(&n, &(__u64){ tb_l4_unknown(TB_PROTO_TCP) }, -1), TB_PICK_UNSURE,
+		 "TCP, its ports unknown, where the /16's ranges apply: unknown");
+	CHECK_EQ(tb_node_pick(&n, &(__u64){ tb_l4_unknown(0) }, -1), TB_PICK_UNSURE,
+		 "its protocol unknown: unknown");
+	CHECK_EQ(pick(&n, tb_l4_unknown(0), 26), -1, "its protocol unknown, under a longer plain prefix: none");
+	n.e[0] = entry(TB_PROTO_UDP, -1, 0, 25, 2);
+	CHECK_EQ(pick(&n, udp_frag, -1), 2, "UDP, its ports unknown, where a protocol rule comes first: that rule");
+	n.e[0] = entry(TB_PROTO_UDP, 53, 53, 25, 1);
 	CHECK_EQ(pick(&n, tcp80, -1), 3, "TCP to 80: the narrower range");
 	CHECK_EQ(pick(&n, tcp443, -1), 4, "TCP to 443: the wider range");
 	CHECK_EQ(pick(&n, tcp443, 18), -1, "a plain /17 beats the /16's ranges");
@@ -67,9 +77,13 @@ static void ports_and_ranges_at_their_edges(void)
 	CHECK(!tb_match_takes(&m, tb_l4_word(TB_PROTO_UDP, 1, 2001, 53)), "above");
 	CHECK(!tb_match_takes(&m, tb_l4_word(TB_PROTO_UDP, 1, 1500, 54)), "another source port");
 	CHECK(!tb_match_takes(&m, tb_l4_word(TB_PROTO_TCP, 1, 1500, 53)), "another protocol");
-	CHECK(!tb_match_takes(&m, tb_l4_word(TB_PROTO_UDP, 0, 0, 0)), "ports unknown");
+	CHECK(!tb_match_takes(&m, tb_l4_word(TB_PROTO_UDP, 0, 0, 0)), "no ports");
+	CHECK_EQ(tb_match_takes(&m, tb_l4_unknown(TB_PROTO_UDP)), TB_TAKES_MAYBE, "ports unknown: maybe");
+	CHECK_EQ(tb_match_takes(&m, tb_l4_unknown(TB_PROTO_TCP)), TB_TAKES_NOT, "another protocol, ports unknown");
+	CHECK_EQ(tb_match_takes(&m, tb_l4_unknown(0)), TB_TAKES_MAYBE, "protocol unknown: maybe");
 	m.ports = 0;
-	CHECK(tb_match_takes(&m, tb_l4_word(TB_PROTO_UDP, 0, 0, 0)), "a protocol rule takes a later fragment");
+	CHECK_EQ(tb_match_takes(&m, tb_l4_unknown(TB_PROTO_UDP)), TB_TAKES,
+		 "a protocol rule takes a later fragment, its ports unknown");
 	CHECK_EQ(tb_l4_word(TB_PROTO_UDP, 1, 1, 2) & tb_l4_mask(TB_READS_PROTO), TB_PROTO_UDP,
 		 "read for the protocol alone, a packet's word keeps the protocol");
 	CHECK_EQ(tb_l4_word(TB_PROTO_UDP, 1, 1, 2) & tb_l4_mask(TB_READS_PROTO | TB_READS_DPORT),

@@ -184,15 +184,61 @@ static void ipv4_transport_ports_and_fragments(void)
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(1, 0, 0, 0), "ICMP: no ports");
 	f.b[14 + 9] = TB_PROTO_SCTP;
 	CHECK_EQ(transport(&f, f.hdr_len + 3, 1), TB_L4_MALFORMED, "SCTP cut before its ports, whole: malformed");
-	CHECK_EQ(transport(&f, f.hdr_len + 3, 0), tb_l4_word(TB_PROTO_SCTP, 0, 0, 0),
-		 "past what the hook sees: ports unknown");
+	CHECK_EQ(transport(&f, f.hdr_len + 3, 0), tb_l4_unknown(TB_PROTO_SCTP), "past what the hook sees: ports unknown");
 	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &frag);
 	frame_ports(&f, f.hdr_len, 40000, 53);
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 0, 0, 0), "a later fragment: no ports");
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(TB_PROTO_UDP), "a later fragment: its ports unknown");
 	f.b[14 + 6] = 0x20;
 	f.b[14 + 7] = 0;
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "the first fragment: its ports");
 	CHECK_EQ(transport(&f, f.hdr_len, 1), TB_L4_MALFORMED, "the first fragment, cut before its ports");
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &frag);
+	f.b[14 + 9] = 1;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(1, 0, 0, 0), "a later ICMP fragment: a protocol without ports");
+}
+
+/* What tb_parse and tb_l4 say of a fragment's datagram. */
+static struct tb_pkt fragment_of(const struct frame *f)
+{
+	struct tb_pkt pkt = {};
+	int cls = tb_parse(f->b, f->b + f->len, 0, &pkt);
+
+	tb_l4(f->b, f->b + f->len, &pkt, cls, 1);
+	return pkt;
+}
+
+static void fragments_name_their_datagram(void)
+{
+	struct frame_opts o = { .payload = 100 };
+	struct tb_pkt pkt;
+	struct frame f;
+	size_t l4;
+
+	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &o);
+	CHECK_EQ(fragment_of(&f).frag, TB_FRAG_NONE, "IPv4, whole: no fragment");
+	frame_ipv4_fragment(&f, 1, 0x1234, 40000, 53);
+	pkt = fragment_of(&f);
+	CHECK_EQ(pkt.frag, TB_FRAG_FIRST, "IPv4, offset 0 and more to come: the first");
+	CHECK_EQ(pkt.frag_id, htons(0x1234), "its identification, as on the wire");
+	CHECK_EQ(pkt.frag_proto, TB_PROTO_UDP, "its protocol");
+	frame_ipv4_fragment(&f, 0, 0x1234, 0, 0);
+	pkt = fragment_of(&f);
+	CHECK_EQ(pkt.frag, TB_FRAG_LATER, "IPv4, the last: a later one");
+	CHECK_EQ(pkt.frag_id, htons(0x1234), "of the same datagram");
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 1, 0, TB_PROTO_UDP, 40000, 53, 100);
+	frame_ipv6_frag_id(&f, l4, 0xdeadbeef);
+	pkt = fragment_of(&f);
+	CHECK_EQ(pkt.frag, TB_FRAG_FIRST, "IPv6, a fragment header at offset 0 with more to come: the first");
+	CHECK_EQ(pkt.frag_id, htonl(0xdeadbeef), "its identification");
+	CHECK_EQ(pkt.frag_proto, TB_PROTO_UDP, "its next header");
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 0, 185, TB_PROTO_UDP, 40000, 53, 100);
+	frame_ipv6_frag_id(&f, l4, 0xdeadbeef);
+	pkt = fragment_of(&f);
+	CHECK_EQ(pkt.frag, TB_FRAG_LATER, "IPv6, at offset 185: a later one");
+	CHECK_EQ(pkt.frag_id, htonl(0xdeadbeef), "of the same datagram");
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 0, 0, TB_PROTO_UDP, 40000, 53, 100);
+	f.b[l4 - 5] &= ~1;
+	CHECK_EQ(fragment_of(&f).frag, TB_FRAG_NONE, "offset 0 and no more: an atomic fragment, whole (RFC 6946)");
 }
 
 static void ipv6_transport_past_extension_headers(void)
@@ -206,17 +252,49 @@ static void ipv6_transport_past_extension_headers(void)
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_TCP, 1, 443, 40000),
 		 "past two options headers and a first fragment's: its ports");
 	CHECK_EQ(transport(&f, l4 + 3, 1), TB_L4_MALFORMED, "cut before them: malformed");
-	frame_ipv6_chain(&f, "2001:db8::1", 1, 185, TB_PROTO_UDP, 40000, 53, 100);
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 0, 0, 0), "a later fragment: no ports");
+	l4 = frame_ipv6_chain(&f, "2001:db8::1", 1, 185, TB_PROTO_UDP, 40000, 53, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(TB_PROTO_UDP), "a later fragment: its ports unknown");
+	f.b[l4 - 8] = TB_EXT_DSTOPTS;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(0),
+		 "a later fragment whose part begins with a header: its protocol unknown, the rest is no header");
 	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, 58, 0x8000, 0, 100);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(58, 0, 0, 0), "ICMPv6 past an options header");
 	frame_ipv6_chain(&f, "2001:db8::1", TB_EXT_MAX, -1, TB_PROTO_UDP, 40000, 53, 100);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000),
 		 "past %d extension headers: its ports", TB_EXT_MAX);
 	frame_ipv6_chain(&f, "2001:db8::1", TB_EXT_MAX + 1, -1, TB_PROTO_UDP, 40000, 53, 100);
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(0, 0, 0, 0), "past %d: protocol unknown", TB_EXT_MAX + 1);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(0), "past %d: protocol unknown", TB_EXT_MAX + 1);
 	frame_ipv6_chain(&f, "2001:db8::1", 2, -1, TB_PROTO_UDP, 40000, 53, 100);
 	CHECK_EQ(transport(&f, 14 + 40 + 12, 1), TB_L4_MALFORMED, "an extension header cut short: malformed");
+	CHECK_EQ(transport(&f, 14 + 40 + 12, 0), tb_l4_unknown(0), "past what the hook sees: protocol unknown");
+	f.b[14 + 40 + 8 + 1] = (TB_L4_WALK_MAX / 8) & 0xff;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(TB_PROTO_UDP),
+		 "a header that reaches past %d bytes: the ports unknown", TB_L4_WALK_MAX);
+}
+
+/* 0 to 32 extension headers of each kind: the transport found past as
+ * many as the walk takes, never read past them. */
+static void ipv6_chains_of_every_kind(void)
+{
+	static const __u8 kinds[] = { TB_EXT_HOP, TB_EXT_ROUTING, TB_EXT_DSTOPTS, TB_EXT_AH, TB_EXT_FRAGMENT };
+	__u8 chain[32];
+	struct frame f;
+
+	for (size_t k = 0; k < sizeof(kinds); k++) {
+		int wrong = 0;
+
+		for (int n = 0; n <= 32; n++) {
+			__u64 want = n <= TB_EXT_MAX ? tb_l4_word(TB_PROTO_UDP, 1, 53, 40000) : tb_l4_unknown(0);
+			size_t l4;
+
+			memset(chain, kinds[k], sizeof(chain));
+			l4 = frame_ipv6_exts(&f, "2001:db8::1", chain, n, TB_PROTO_UDP, 40000, 53, 100);
+			wrong += transport(&f, f.len, 1) != want;
+			wrong += transport(&f, l4 + 3, 1) != (n <= TB_EXT_MAX ? TB_L4_MALFORMED : want);
+		}
+		CHECK_EQ(wrong, 0, "headers of type %d, 0 to 32 of them: ports past %d, unknown past more, "
+			 "malformed where cut before them", kinds[k], TB_EXT_MAX);
+	}
 }
 
 /* tb_tcp_segment over frame f cut to len: its flags, and *seq. */
@@ -269,6 +347,8 @@ TEST_LIST(
 	T(aggregates_are_counted_from_the_mtu),
 	T(ipv4_transport_ports_and_fragments),
 	T(ipv6_transport_past_extension_headers),
+	T(fragments_name_their_datagram),
+	T(ipv6_chains_of_every_kind),
 	T(tcp_segments_give_their_sequence_and_cwr),
 );
 
