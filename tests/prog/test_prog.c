@@ -1343,6 +1343,22 @@ static void fragments_to_a_port_without_a_rule_pass(void)
 	frame_ipv4_fragment(&f, 0, 9, 0, 0);
 	CHECK_EQ(run(xdp_fd, &f), XDP_PASS, "a source no rule covers: its fragment passes, first seen or not");
 	CHECK_EQ(totals().fragments_unknown_packets, before.fragments_unknown_packets, "none counted unknown");
+	{
+		struct rule_spec pass = { .action = TB_ACTION_PASS };
+		struct tb_prefix p;
+		char e[160];
+
+		prefix_parse("198.18.0.0/16", &p, e, sizeof(e));
+		match_parse("udp", "9053", NULL, &p, e, sizeof(e));
+		CHECK(ruleset_set(rs, &p, &pass) >= 0, "a pass rule for UDP to 9053");
+	}
+	before = totals();
+	frame_ipv4(&f, "198.18.1.1", "198.19.0.1", &frag);
+	frame_ipv4_fragment(&f, 1, 10, 40000, 9053);
+	CHECK_EQ(run(tc_fd, &f), (__u32)TC_ACT_UNSPEC, "the first fragment to 9053 passes");
+	frame_ipv4_fragment(&f, 0, 10, 0, 0);
+	CHECK_EQ(run(tc_fd, &f), (__u32)TC_ACT_UNSPEC, "and its later one");
+	CHECK_EQ(totals().allowed_packets - before.allowed_packets, 2, "both allowed by the pass rule");
 out:
 	teardown();
 }
