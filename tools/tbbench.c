@@ -243,6 +243,28 @@ static void add_ns(struct json_object *o, const char *name, double ns)
 	json_object_object_add(o, name, json_object_new_double(ns));
 }
 
+/* A later fragment under the 1,000 rules with a match, its first seen:
+ * what finding the first's ports costs beside a whole datagram's pass. */
+static void fragment_lookup(struct tb *t1k, struct json_object *o, struct json_object *q)
+{
+	struct frame whole, first, later;
+	struct timed p[2];
+
+	frame_ipv4_len(&whole, "198.18.0.1", 64);
+	first = whole;
+	later = whole;
+	/* The frame's payload bytes make its ports 43947, the rules'. */
+	frame_ipv4_fragment(&first, 1, 7, 43947, 43947);
+	frame_ipv4_fragment(&later, 0, 7, 0, 0);
+	run_ns(bpf_program__fd(t1k->progs.tb_xdp), &first, 1, 1);
+	for (int i = 0; i < 2; i++)
+		p[i] = (struct timed){ .fd = bpf_program__fd(t1k->progs.tb_xdp), .f = i ? &later : &whole,
+				       .reps = repeat, .per_run = 1 };
+	cost_interleaved(p, 2);
+	add_ns(o, "xdp_v4_later_fragment_1k_matched_rules_ns", p[1].ns);
+	add_ns(q, "xdp_v4_later_fragment_over_whole_1k_matched", ratio_of(&p[1], &p[0]));
+}
+
 static void per_packet(struct json_object *doc)
 {
 	struct bench *b = bench__open_and_load();
@@ -294,6 +316,7 @@ static void per_packet(struct json_object *doc)
 	}
 	empty = (struct timed){ .fd = bpf_program__fd(b->progs.bench_empty), .f = &v4, .reps = repeat, .per_run = 1 };
 	cost_interleaved(&empty, 1);
+	fragment_lookup(t1k, o, q);
 	add_ns(o, "empty_xdp_ns", empty.ns);
 	add_ns(o, "floor_v4_ns", p4[FLOOR].ns);
 	add_ns(o, "floor_v6_ns", p6[FLOOR].ns);
