@@ -98,6 +98,16 @@ static __always_inline __u16 tb_ethertype(const void *l3)
 	return ((const __u16 *)l3)[-1];
 }
 
+/* What an IPv4 header says of its datagram's fragments: more to come,
+ * or an offset, make a fragment. */
+static __always_inline void tb_ipv4_fragment(const struct iphdr *ip, struct tb_pkt *pkt)
+{
+	pkt->frag = !(ip->frag_off & tb_htons(0x3fff)) ? TB_FRAG_NONE :
+		    ip->frag_off & tb_htons(0x1fff) ? TB_FRAG_LATER : TB_FRAG_FIRST;
+	pkt->frag_proto = ip->protocol;
+	pkt->frag_id = ip->id;
+}
+
 static __always_inline int tb_parse(const void *data, const void *data_end,
 				    int use_dst, struct tb_pkt *pkt)
 {
@@ -125,11 +135,7 @@ static __always_inline int tb_parse(const void *data, const void *data_end,
 		pkt->l4 = pkt->l3 + hlen;
 		pkt->proto = ip->protocol;
 		pkt->ecn = ip->tos & 3;
-		/* More fragments, or an offset: a fragment. */
-		pkt->frag = !(ip->frag_off & tb_htons(0x3fff)) ? TB_FRAG_NONE :
-			    ip->frag_off & tb_htons(0x1fff) ? TB_FRAG_LATER : TB_FRAG_FIRST;
-		pkt->frag_proto = ip->protocol;
-		pkt->frag_id = ip->id;
+		tb_ipv4_fragment(ip, pkt);
 		key->w[0] = 0;
 		key->w[1] = 0;
 		key->w[2] = TB_V4MAPPED_W2;
