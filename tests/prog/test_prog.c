@@ -1321,6 +1321,32 @@ out:
 	teardown();
 }
 
+/* tc-egress, key dst: a later fragment is charged to its datagram's
+ * port rule and its destination's bucket, and one whose first was not
+ * seen is dropped, as at ingress. */
+static void fragments_at_egress_by_destination(void)
+{
+	struct frame_opts frag = { .fragment = 1, .payload = 100 };
+	struct frame f;
+	int u53;
+
+	setup_hook(1, 1);
+	set_rule("default", 1000, 100000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	u53 = set_match("default", "udp", "53", 100000, TB_SCOPE_PER_ADDRESS, 0);
+	if (u53 < 0)
+		goto out;
+	frame_ipv4(&f, "198.18.1.1", "198.19.0.1", &frag);
+	frame_ipv4_fragment(&f, 1, 7, 40000, 53);
+	run(tc_fd, &f);
+	frame_ipv4_fragment(&f, 0, 7, 0, 0);
+	run(tc_fd, &f);
+	CHECK_EQ(passed_under("198.19.0.1", u53), 2, "both fragments: the destination's port-rule bucket");
+	frame_ipv4_fragment(&f, 0, 8, 0, 0);
+	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "a later fragment whose first was not seen: dropped");
+out:
+	teardown();
+}
+
 /* A fragmented datagram to a port no rule has passes whole, unmatched;
  * where no rule reads ports, no fragment is looked up. */
 static void fragments_to_a_port_without_a_rule_pass(void)
@@ -3745,6 +3771,7 @@ TEST_LIST(
 	T(match_nodes_follow_changes),
 	T(fragments_are_charged_to_their_datagram),
 	T(fragments_to_a_port_without_a_rule_pass),
+	T(fragments_at_egress_by_destination),
 	T(a_full_fragment_table_evicts_the_oldest),
 	T(long_ipv6_chains_never_escape_a_port_rule),
 	T(icmp_rules_and_malformed_transport),
