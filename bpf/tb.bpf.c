@@ -146,37 +146,49 @@ static long add_cpu_stats(__u64 cpu, struct tb_stats *sum)
 	return 0;
 }
 
+/* The global counters restarted from zero: every CPU's read, and their
+ * sum taken from this CPU's with atomic adds (tb_reset_req), into taken. */
+static void restart_stats(__u32 cpus, struct tb_stats *taken)
+{
+	struct tb_stats sum = {};
+	__u64 *mine, *s = (__u64 *)&sum, *t = (__u64 *)taken;
+	__u32 zero = 0;
+
+	mine = bpf_map_lookup_elem(&stats, &zero);
+	if (!mine || !cpus)
+		return;
+	bpf_loop(cpus, add_cpu_stats, &sum, 0);
+	for (int i = 0; i < sizeof(sum) / 8; i++) {
+		__sync_fetch_and_add(&mine[i], -s[i]);
+		t[i] = s[i];
+	}
+}
+
 /* Not a hook: tbctl runs it through BPF_PROG_TEST_RUN for "reset counters",
- * with a struct tb_reset_req as the packet. It moves the reset epoch on,
- * then zeroes every bucket's counters, per address and shared, in place
- * under the lock the datapath takes, so neither a charge in flight nor a
- * bucket's level is lost, as they would be if user space rewrote the
- * elements; then the global counters (tb_abi.h). The epoch goes first:
- * a flush that finds it moved on comes after the bucket was zeroed. */
+ * with a struct tb_reset_req as the packet. It restarts the global
+ * counters (tb_abi.h), then moves the reset epoch on and zeroes every
+ * bucket's counters, per address and shared, in place under the lock the
+ * datapath takes, so neither a charge in flight nor a bucket's level is
+ * lost, as they would be if user space rewrote the elements. The global
+ * counters go first: what is charged meanwhile is counted in both, where
+ * the other order would leave it in a bucket and take it from the global
+ * counters, which never count less than the buckets they cover. The epoch
+ * goes before the buckets: a flush that finds it moved on comes after the
+ * bucket was zeroed. */
 SEC("xdp")
 int tb_reset_counters(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	struct tb_reset_req *req = data;
-	struct tb_stats sum = {};
-	__u64 *mine, *s = (__u64 *)&sum, *taken;
 	__u32 zero = 0;
 	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
 
 	if ((void *)(req + 1) > data_end || !cfg)
 		return XDP_ABORTED;
+	restart_stats(req->stats_cpus, &req->taken);
 	WRITE_ONCE(cfg->reset_epoch, req->reset_epoch);
 	bpf_for_each_map_elem(&buckets, zero_counters, 0, 0);
 	bpf_for_each_map_elem(&shared, zero_shared_counters, 0, 0);
-	mine = bpf_map_lookup_elem(&stats, &zero);
-	if (!mine || !req->stats_cpus)
-		return XDP_PASS;
-	bpf_loop(req->stats_cpus, add_cpu_stats, &sum, 0);
-	taken = (__u64 *)&req->taken;
-	for (int i = 0; i < sizeof(sum) / 8; i++) {
-		__sync_fetch_and_add(&mine[i], -s[i]);
-		taken[i] = s[i];
-	}
 	return XDP_PASS;
 }
 

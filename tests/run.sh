@@ -32,6 +32,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/package.sh]=90
 	[tests/e2e/matches.sh]=80
 	[tests/e2e/fragments.sh]=45
+	[tests/e2e/resets.sh]=45
 	[tests/e2e/spoof.sh]=45
 	[tests/e2e/tcp.sh]=45
 	[tests/e2e/top.sh]=45

@@ -2775,10 +2775,35 @@ static void two_cpus_one_bucket_under_the_limit(void)
 	teardown();
 }
 
+/* Whether the global counters count less than addr's bucket: the bucket
+ * read first, so that what is charged meanwhile can only add to the
+ * global side. */
+static int globals_short_of(const char *addr)
+{
+	struct tb_bucket b = {};
+	struct tb_pending p;
+	struct tb_stats s;
+	struct tb_addr a;
+
+	addr_parse(addr, &a);
+	if (pending_read(&rs->m, &rs->cfg, &p))
+		return 1;
+	bucket_get(&rs->m, &rs->cfg, &a, &b);
+	pending_add(&rs->m, &p, &a, &b);
+	pending_free(&p);
+	if (stats_sum(&rs->m, &s))
+		return 1;
+	return s.c.passed_packets < b.c.passed_packets || s.c.passed_bytes < b.c.passed_bytes ||
+	       s.c.dropped_packets < b.c.dropped_packets || s.c.dropped_bytes < b.c.dropped_bytes;
+}
+
 /* Runs f RACE_RUNS times on CPU 1 while this thread, on CPU 0, resets the
  * counters over and over; *took sums what the resets took and *ns is how
- * long it all took. Returns how many resets ran. */
-static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns)
+ * long it all took. Where watch is an address, *short counts the resets
+ * after which the global counters counted less than its bucket. Returns
+ * how many resets ran. */
+static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns, const char *watch,
+			 __u64 *short_of)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct racer r = { .cpu = 1, .f = f };
@@ -2795,6 +2820,8 @@ static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns
 		for (size_t i = 0; i < sizeof(taken) / sizeof(__u64); i++)
 			((__u64 *)took)[i] += ((__u64 *)&taken)[i];
 		resets++;
+		if (watch)
+			*short_of += globals_short_of(watch);
 	}
 	pthread_join(th, NULL);
 	*ns = mono_ns() - t0;
@@ -2813,7 +2840,7 @@ static void two_cpus_reset_keeps_every_count(void)
 {
 	const __u64 sent = RACE_RUNS;
 	struct tb_stats took, s;
-	__u64 resets, ns;
+	__u64 resets, ns, short_of = 0;
 	struct frame f;
 
 	if (!two_cpus())
@@ -2822,7 +2849,7 @@ static void two_cpus_reset_keeps_every_count(void)
 	set_rule("default", 10000000, 10000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, "198.18.14.4", 100);
 	CHECK_EQ(reset_counters(libbpf_num_possible_cpus(), NULL), XDP_PASS, "reset before the race");
-	resets = race_resets(&f, &took, &ns);
+	resets = race_resets(&f, &took, &ns, "198.18.14.4", &short_of);
 	s = totals();
 	CHECK_EQ(took.c.passed_packets + took.c.dropped_packets + took.c.monitored_packets + s.c.passed_packets +
 			 s.c.dropped_packets + s.c.monitored_packets,
@@ -2830,6 +2857,8 @@ static void two_cpus_reset_keeps_every_count(void)
 	CHECK_EQ(took.c.passed_bytes + took.c.dropped_bytes + took.c.monitored_bytes + s.c.passed_bytes +
 			 s.c.dropped_bytes + s.c.monitored_bytes,
 		 sent * 100, "bytes taken + counted after == sent");
+	CHECK_EQ(short_of, 0, "after each of %llu resets, the global counters count no less than the bucket",
+		 (unsigned long long)resets);
 	printf("     %llu resets during %llu packets, %llu of them counted after the last\n",
 	       (unsigned long long)resets, (unsigned long long)sent,
 	       (unsigned long long)(s.c.passed_packets + s.c.dropped_packets));
@@ -2856,7 +2885,7 @@ static void two_cpus_reset_keeps_the_shared_level(void)
 	set_rule("198.18.33.0/24", rate, burst, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_SHARED);
 	frame_ipv4_len(&f, "198.18.33.1", 100);
 	CHECK_EQ(reset_counters(libbpf_num_possible_cpus(), NULL), XDP_PASS, "reset before the race");
-	resets = race_resets(&f, &took, &ns);
+	resets = race_resets(&f, &took, &ns, NULL, NULL);
 	s = totals();
 	passed = took.c.passed_bytes + s.c.passed_bytes;
 	dropped = took.c.dropped_packets + s.c.dropped_packets;
