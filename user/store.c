@@ -214,6 +214,33 @@ static int fail(struct store *s, const char *what, const char *why)
 	return -1;
 }
 
+/* Whether c's read timed out: hiredis 0.14 reports it as an I/O error of
+ * EAGAIN, later ones as REDIS_ERR_TIMEOUT. */
+static bool timed_out(const redisContext *c)
+{
+#ifdef REDIS_ERR_TIMEOUT
+	if (c->err == REDIS_ERR_TIMEOUT)
+		return true;
+#endif
+	return c->err == REDIS_ERR_IO &&
+	       (!strcmp(c->errstr, strerror(EAGAIN)) || !strcmp(c->errstr, strerror(EWOULDBLOCK)));
+}
+
+/* Why the connection to n failed; a store that did not answer in time
+ * is said to, with the limit, rather than as a resource unavailable. */
+static int io_fail(struct store *s, struct store_node *n, const char *what)
+{
+	const redisContext *c = n->c;
+	char why[96];
+
+	if (!c->errstr[0])
+		return fail(s, what, "no reply");
+	if (!timed_out(c))
+		return fail(s, what, c->errstr);
+	snprintf(why, sizeof(why), "the store did not answer within %u ms", s->timeout_ms);
+	return fail(s, what, why);
+}
+
 /* A command's reply on n, or NULL with s->error saying why; n is closed
  * when the connection failed. */
 static redisReply *command(struct store *s, struct store_node *n, const char *what, int argc, const char **argv)
@@ -221,7 +248,7 @@ static redisReply *command(struct store *s, struct store_node *n, const char *wh
 	redisReply *r = redisCommandArgv(n->c, argc, argv, NULL);
 
 	if (!r) {
-		fail(s, what, ((redisContext *)n->c)->errstr[0] ? ((redisContext *)n->c)->errstr : "no reply");
+		io_fail(s, n, what);
 		node_close(n);
 		return NULL;
 	}
@@ -510,7 +537,7 @@ int store_grant(struct store *s, const char *fleet, const char *host, __u64 leas
 		if (!nd || !nd->c)
 			continue;
 		if (redisGetReply(nd->c, (void **)&r) != REDIS_OK || !r) {
-			fail(s, "grant", ((redisContext *)nd->c)->errstr[0] ? ((redisContext *)nd->c)->errstr : "no reply");
+			io_fail(s, nd, "grant");
 			node_close(nd);
 			continue;
 		}

@@ -627,6 +627,29 @@ static void an_unreachable_store_says_so(void)
 	CHECK(store_connect(&s) && strstr(s.error, "connect to 127.0.0.1"), "no store: \"%s\"", s.error);
 }
 
+/* A store that accepts and never answers, at the start and while grants
+ * run: the error says it did not answer within the limit. */
+static void a_store_that_never_answers_says_so(void)
+{
+	char url[64], err[128], epoch[64], name[128];
+	struct store_ask a = { .key = name, .rate = 1000, .burst = 1000, .want = 100 };
+	struct store s;
+	int port, fd = listener(&port);
+
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+	store_parse_url(url, &s, err, sizeof(err));
+	CHECK(store_connect(&s) && strstr(s.error, "did not answer within 200 ms"), "at the start: \"%s\"", s.error);
+	close(fd);
+	if (!connected(&s))
+		return;
+	a.tag = store_key("silent", "198.18.0.0/16", "k", name, sizeof(name));
+	kill(redis_pid, SIGSTOP);
+	CHECK(store_grant(&s, "silent", "h1", 1000, &a, 1, epoch, sizeof(epoch)) &&
+	      strstr(s.error, "did not answer within 200 ms"), "while running: \"%s\"", s.error);
+	kill(redis_pid, SIGCONT);
+	store_close(&s);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -640,6 +663,7 @@ int main(int argc, char **argv)
 		{ "bad_urls_are_refused_with_what_is_wrong", bad_urls_are_refused_with_what_is_wrong },
 		{ "cluster_slots_follow_the_specification", cluster_slots_follow_the_specification },
 		{ "an_unreachable_store_says_so", an_unreachable_store_says_so },
+		{ "a_store_that_never_answers_says_so", a_store_that_never_answers_says_so },
 		{ "a_cluster_holds_keys_on_every_node", a_cluster_holds_keys_on_every_node },
 		{ "a_slot_moves_while_grants_run", a_slot_moves_while_grants_run },
 	};
