@@ -46,7 +46,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/crash.sh]="120 900"
 )
 DEFAULT_LIMIT=30
-VM_LIMIT=900
+VM_LIMIT=1500
 
 # The VM draws from the same seed. The emulator runs on what CPU the host
 # suites beside it leave (nice), so that theirs is not taken from them.
