@@ -88,13 +88,19 @@ use() {
 
 # What fleet show says of the key while the client sends.
 # Once the key has spent credit: the traffic starts when every receiver
-# listens, which a loaded machine takes a while to see.
+# listens, which a loaded machine takes a while to see. show's refusals
+# once the key has refused some: they are the key's, which the agent
+# deletes once the send is over.
 (for _ in $(seq 1 100); do
 	"$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show"
 	jq -e '.[0].spent > 0' "$tmp/show" >/dev/null 2>&1 && break
 	sleep 0.05
 done
-"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
+for _ in $(seq 1 100); do
+	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
+	jq -e '.[0].fleet_refused > 0' "$tmp/showaddr" >/dev/null 2>&1 && break
+	sleep 0.05
+done
 "$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
 shower=$!
 use even "${D[@]}"
