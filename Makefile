@@ -35,7 +35,7 @@ USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c
 	   user/hook.c user/snapshot.c user/store.c user/cluster.c
 TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
 	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c user/dispatch.c user/keywords.c \
-	     user/attached.c user/cmd_status.c user/cmd_fleet.c user/agent.c
+	     user/attached.c user/cmd_status.c user/cmd_fleet.c user/agent.c user/conn_guard.c
 OBJ     := $(BUILD)/obj
 LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)

@@ -39,6 +39,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/shared_monitor.sh]=40
 	[tests/e2e/errors.sh]=60
 	[tests/e2e/exporter.sh]=180
+	[tests/e2e/exporter_crowd.sh]="80 150"
 	[tests/e2e/privilege.sh]=40
 	[tests/e2e/vm_runner.sh]=60
 	[tests/e2e/upgrade.sh]="300 900"

@@ -17,6 +17,14 @@
  *       from --id on, IPv4 or IPv6; or, IPv6, datagrams to P behind N
  *       destination-options headers. Prints "src dst packets bytes" (IP
  *       packet bytes), "elapsed SECONDS" and "stalled SECONDS" as send.
+ *   tbgen hold --src A[,A...] --dst B --port P --count N --seconds S [--trickle T]
+ *       An HTTP server's hostile clients: N connections from every source
+ *       to B:P, each sending a request line and one header but never the
+ *       end of its headers (with --trickle, one more byte every T
+ *       seconds), opened again once the server closes one (at most once
+ *       a second), for S seconds. Prints "opened N", "closed N" (by the server) and
+ *       "longest SECONDS", the longest a connection lived before the
+ *       server closed it.
  *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]
  *       Counts datagrams per source (or destination) address for S
  *       seconds, or until T seconds pass without one after the first
@@ -37,6 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -390,6 +401,122 @@ static void print_interval(double t, struct tally *now, struct tally *prev, int 
 	}
 }
 
+struct held {
+	int fd;                 /* -1: to open again */
+	int src;
+	double opened, sent;    /* when it connected, and last sent */
+	int said;               /* bytes of the request sent */
+};
+
+#define HOLD_MAX 20000
+static const char hold_request[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+
+static int hold_open(struct held *h, const struct sockaddr_storage *src, socklen_t sl,
+		     const struct sockaddr_storage *dst, socklen_t dl, double now)
+{
+	h->fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (h->fd < 0)
+		return -1;
+	if (bind(h->fd, (const struct sockaddr *)src, sl) ||
+	    (connect(h->fd, (const struct sockaddr *)dst, dl) && errno != EINPROGRESS)) {
+		close(h->fd);
+		h->fd = -1;
+		return -1;
+	}
+	h->opened = h->sent = now;
+	h->said = 0;
+	return 0;
+}
+
+/* What a held connection sends next: the request line and header at
+ * once, then (trickle) one byte of an endless header every T seconds. */
+static void hold_send(struct held *h, double trickle, double now)
+{
+	if (!h->said) {
+		if (send(h->fd, hold_request, sizeof(hold_request) - 1, MSG_NOSIGNAL) > 0)
+			h->said = sizeof(hold_request) - 1;
+		h->sent = now;
+	} else if (trickle > 0 && now - h->sent >= trickle) {
+		send(h->fd, "X", 1, MSG_NOSIGNAL);
+		h->said++;
+		h->sent = now;
+	}
+}
+
+static int do_hold(char *srcs, const char *dst, int port, int count, double seconds, double trickle)
+{
+	static struct held held[HOLD_MAX];
+	static struct pollfd pf[HOLD_MAX];
+	char *s[MAX_FLOWS];
+	struct sockaddr_storage sa[MAX_FLOWS], da;
+	socklen_t sl[MAX_FLOWS], dl;
+	int ns = split(srcs, s, MAX_FLOWS);
+	nfds_t n;
+	unsigned long long opened = 0, closed = 0;
+	double start = now_s(), longest = 0;
+	struct rlimit rl;
+
+	if (!ns || (long long)ns * count > HOLD_MAX || count < 1 || sockaddr_of(dst, port, &da, &dl)) {
+		fprintf(stderr, "tbgen hold: 1..%d connections in all, and a destination address\n", HOLD_MAX);
+		return 2;
+	}
+	for (int i = 0; i < ns; i++)
+		if (sockaddr_of(s[i], 0, &sa[i], &sl[i]) || sa[i].ss_family != da.ss_family) {
+			fprintf(stderr, "tbgen hold: bad source %s\n", s[i]);
+			return 2;
+		}
+	n = (nfds_t)ns * count;
+	/* A descriptor a connection, and a few more. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < n + 64) {
+		fprintf(stderr, "tbgen hold: %lu connections need more descriptors than the hard limit\n", n);
+		return 2;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	for (nfds_t i = 0; i < n; i++)
+		held[i] = (struct held){ .fd = -1, .src = i / count };
+	while (now_s() - start < seconds) {
+		double now = now_s();
+
+		for (nfds_t i = 0; i < n; i++) {
+			/* Again at most once a second: a client, not a SYN flood. */
+			if (held[i].fd < 0 && now - held[i].opened >= 1 &&
+			    !hold_open(&held[i], &sa[held[i].src], sl[held[i].src], &da, dl, now))
+				opened++;
+			pf[i] = (struct pollfd){ .fd = held[i].fd, .events = POLLIN | POLLOUT };
+		}
+		poll(pf, n, 10);
+		now = now_s();
+		for (nfds_t i = 0; i < n; i++) {
+			char buf[512];
+
+			if (held[i].fd < 0)
+				continue;
+			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t got = recv(held[i].fd, buf, sizeof(buf), 0);
+
+				if (got > 0 || (got < 0 && errno == EAGAIN))
+					continue;
+				/* Closed by the server (a refused connect too). */
+				if (held[i].said) {
+					closed++;
+					if (now - held[i].opened > longest)
+						longest = now - held[i].opened;
+				}
+				close(held[i].fd);
+				held[i].fd = -1;
+			} else if (pf[i].revents & POLLOUT) {
+				hold_send(&held[i], trickle, now);
+			}
+		}
+	}
+	for (nfds_t i = 0; i < n; i++)
+		if (held[i].fd >= 0)
+			close(held[i].fd);
+	printf("opened %llu\nclosed %llu\nlongest %.3f\n", opened, closed, longest);
+	return 0;
+}
+
 static int do_recv(int port, double seconds, int by_dst, double every, double idle)
 {
 	static struct tally prev[MAX_FLOWS];
@@ -459,19 +586,22 @@ int main(int argc, char **argv)
 		{ "pps", required_argument, 0, 'r' }, { "by", required_argument, 0, 'b' },
 		{ "every", required_argument, 0, 'e' }, { "idle", required_argument, 0, 'i' },
 		{ "shape", required_argument, 0, 'h' }, { "id", required_argument, 0, 'n' },
+		{ "trickle", required_argument, 0, 'k' },
 		{ 0, 0, 0, 0 },
 	};
 	char *src = NULL, *dst = NULL, *shape = NULL;
 	unsigned int id = 1;
 	int port = 9000, size = 1000, by_dst = 0, o;
-	double seconds = 1, pps = 0, every = 0, idle = 0;
+	double seconds = 1, pps = 0, every = 0, idle = 0, trickle = 0;
 	unsigned long long count = ~0ULL;
 
-	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv") && strcmp(argv[1], "raw"))) {
+	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv") && strcmp(argv[1], "raw") &&
+			 strcmp(argv[1], "hold"))) {
 		fprintf(stderr, "usage: tbgen send --src A,.. --dst B,.. [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N]\n"
 				"       tbgen raw --src A --dst B --shape later|ext:N [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N] [--id N]\n"
+				"       tbgen hold --src A,.. --dst B --port P --count N --seconds S [--trickle T]\n"
 				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]\n");
 		return 2;
 	}
@@ -489,6 +619,7 @@ int main(int argc, char **argv)
 		case 'i': idle = atof(optarg); break;
 		case 'h': shape = optarg; break;
 		case 'n': id = strtoul(optarg, NULL, 10); break;
+		case 'k': trickle = atof(optarg); break;
 		default: return 2;
 		}
 	}
@@ -503,6 +634,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tbgen %s: --src and --dst are required\n", argv[1]);
 		return 2;
 	}
+	if (!strcmp(argv[1], "hold"))
+		return do_hold(src, dst, port, count > HOLD_MAX ? 0 : (int)count, seconds, trickle);
 	if (!strcmp(argv[1], "raw")) {
 		if (!shape) {
 			fprintf(stderr, "tbgen raw: --shape is required\n");

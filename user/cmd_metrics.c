@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <microhttpd.h>
+#include "conn_guard.h"
 #include "metrics.h"
 #include "output.h"
 #include "state.h"
@@ -19,17 +20,25 @@
  * all allocated. */
 #define EXPORTER_PORT "10088"
 #define MAX_NAMED 64
-/* A client that sends no complete request in this long is dropped, so
- * half-open connections do not pile up; a scrape takes milliseconds. */
+/* A connection idle this long is dropped (libmicrohttpd's timeout). */
 #define EXPORTER_TIMEOUT_S 10
+/* A request whose headers are not complete this long after the
+ * connection began waiting for them is cut, however it trickles in
+ * (conn_guard.c); a scrape sends its request at once. */
+#define EXPORTER_DEADLINE_MS 3000
 /* Connections at once from one address, and from all: one client that
- * opens many cannot take the slots every other scraper needs. */
+ * opens many cannot take the slots every other scraper needs; and slots
+ * kept free by cutting the connection that has waited longest for its
+ * request, so that clients from many addresses cannot either. */
 #define EXPORTER_PER_CLIENT 8
 #define EXPORTER_CONNECTIONS 256
+#define EXPORTER_SPARE 16
 
 /* "dev DEV" may repeat: the names are kept here, as one metrics or
- * exporter command runs per process (neither runs from a batch). */
+ * exporter command runs per process (neither runs from a batch); so is
+ * the exporter's guard. */
 static const char *named[MAX_NAMED];
+static struct conn_guard guard;
 
 static int parse_metrics_words(const char *cmd, int argc, char **argv, struct cmd_args *a, bool listen)
 {
@@ -159,6 +168,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	int err;
 
 	(void)version, (void)upload, (void)upload_len, (void)state;
+	guard_request_complete(&guard, c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method, strlen(bad_method),
 				 MHD_RESPMEM_PERSISTENT);
@@ -207,18 +217,27 @@ static int run_exporter(const struct cmd_args *a)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	err = guard_start(&guard, EXPORTER_CONNECTIONS, EXPORTER_SPARE, EXPORTER_DEADLINE_MS);
+	if (err) {
+		out_error("exporter: start the connection guard: %s", strerror(-err));
+		return 1;
+	}
 	daemon = MHD_start_daemon(flags, ntohs(((struct sockaddr_in *)&ss)->sin_port), NULL, NULL, serve,
 				  (void *)a, MHD_OPTION_SOCK_ADDR, any ? NULL : (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORTER_TIMEOUT_S,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)EXPORTER_PER_CLIENT,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONNECTIONS, MHD_OPTION_END);
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONNECTIONS,
+				  MHD_OPTION_NOTIFY_CONNECTION, guard_connection, &guard,
+				  MHD_OPTION_NOTIFY_COMPLETED, guard_request_done, &guard, MHD_OPTION_END);
 	if (!daemon) {
 		out_error("exporter: listen on %s: %s", listen, strerror(errno ? errno : EADDRINUSE));
+		guard_stop(&guard);
 		return 1;
 	}
 	fprintf(stderr, "tbctl exporter: serving /metrics on %s\n", listen);
 	sigwait(&stop, &sig);
 	MHD_stop_daemon(daemon);
+	guard_stop(&guard);
 	return 0;
 }
 
