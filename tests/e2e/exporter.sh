@@ -26,10 +26,7 @@ scrape_from_other() { run_s curl -sf --max-time 5 --interface 198.18.0.11 "http:
 
 check "attach" run_r "$TBCTL" attach dev "$DEV_R"
 check "a default rule" run_r "$TBCTL" rule set dev "$DEV_R" default rate 1gbit
-# nsenter execs its command, so $! is the exporter's own PID.
-nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" exporter listen "$EXP" 2>"$tmp/exporter.log" &
-exporter=$!
-listening "$NS_R" tcp $PORT
+exporter_start "$EXP"
 body=$(scrape_from_other)
 check "a scrape before any client holds connections serves this device" grep -q "$METRIC" <<<"$body"
 
@@ -55,13 +52,9 @@ done
 check "5 of 5 scrapes from another address succeed meanwhile ($ok)" [ $ok = 5 ]
 check "the half-open connections are closed after the ${DEADLINE_S} s deadline" \
 	within $((DEADLINE_S + 2)) "connections still held" bash -c "[ \$(nsenter --net=/var/run/netns/$NS_R ss -Htn state established '( sport = :$PORT and dst 198.18.0.10 )' | wc -l) = 0 ]"
-check "the exporter is still running" kill -0 "$exporter"
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 holder=
-kill "$exporter"
-wait "$exporter"
-check "the exporter exits 0 on SIGTERM" [ $? = 0 ]
-exporter=
+exporter_stop
 check "detach" run_r "$TBCTL" detach dev "$DEV_R"
 summary

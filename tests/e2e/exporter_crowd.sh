@@ -47,10 +47,7 @@ slowest() { sort -n -k2 "$1" | tail -n 1 | awk '{ print $2 }'; }
 
 check "attach" run_r "$TBCTL" attach dev "$DEV_R"
 check "a default rule" run_r "$TBCTL" rule set dev "$DEV_R" default rate 1gbit
-# nsenter execs its command, so $! is the exporter's own PID.
-nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" exporter listen "$EXP" 2>"$tmp/exporter.log" &
-exporter=$!
-listening "$NS_R" tcp $PORT
+exporter_start "$EXP"
 
 run_s "$TBGEN" hold --src "$crowd" --dst "${EXP%:*}" --port $PORT --count $HOLD --seconds $((SECS + 1)) \
 	>"$tmp/held" &
@@ -82,10 +79,6 @@ longest=$(awk '$1 == "longest" { print $2 }' "$tmp/alone")
 check "one client sending a byte a second is closed at the ${DEADLINE_S} s deadline: after $longest s" \
 	awk -v l="$longest" -v d=$DEADLINE_S 'BEGIN { exit !(l >= d && l <= d + 1) }'
 check "the exporter answers afterwards" bash -c "run_s() { nsenter --net=/var/run/netns/$NS_S \"\$@\"; }; run_s curl -sf --max-time 2 --interface $SCRAPER http://$EXP/metrics | grep -qF '$METRIC'"
-check "the exporter is still running" kill -0 "$exporter"
-kill "$exporter"
-wait "$exporter"
-check "the exporter exits 0 on SIGTERM" [ $? = 0 ]
-exporter=
+exporter_stop
 check "detach" run_r "$TBCTL" detach dev "$DEV_R"
 summary

@@ -209,6 +209,23 @@ capped() {
 	CAPPED_GOT=${got:-0}
 }
 
+# exporter_start ADDR:PORT: tbctl exporter in NS_R, its PID in $exporter
+# (nsenter execs its command), once it listens.
+exporter_start() {
+	nsenter --net=/var/run/netns/"$NS_R" "$TBCTL" exporter listen "$1" 2>"$tmp/exporter.log" &
+	exporter=$!
+	listening "$NS_R" tcp "${1##*:}"
+}
+
+# exporter_stop: the exporter still runs, and exits 0 on SIGTERM.
+exporter_stop() {
+	check "the exporter is still running" kill -0 "$exporter"
+	kill "$exporter"
+	wait "$exporter"
+	check "the exporter exits 0 on SIGTERM" [ $? = 0 ]
+	exporter=
+}
+
 # Integer arithmetic helpers for bounds.
 between() { # LOW VALUE HIGH
 	[[ $1 -le $2 && $2 -le $3 ]]
