@@ -1242,6 +1242,16 @@ static void match_nodes_follow_changes(void)
 	teardown();
 }
 
+/* Datagram id from frame f's source in two fragments through fd: the
+ * first (ports sport and dport), then a later one. */
+static void run_datagram(int fd, struct frame *f, __u16 id, __u16 sport, __u16 dport)
+{
+	frame_ipv4_fragment(f, 1, id, sport, dport);
+	run(fd, f);
+	frame_ipv4_fragment(f, 0, id, 0, 0);
+	run(fd, f);
+}
+
 /* A fragment after the first carries no ports: it is charged to the
  * rule of its datagram, whose first fragment's ports the datapath keeps
  * (bpf/fragment.h), on either hook. One whose first was not seen is
@@ -1278,16 +1288,10 @@ static void fragments_are_charged_to_their_datagram(void)
 	CHECK_EQ(totals().fragments_unknown_packets - before.fragments_unknown_packets, 2, "counted as such");
 	CHECK_EQ(totals().c.dropped_packets - before.c.dropped_packets, 2, "and as dropped");
 	CHECK_EQ(passed_under("198.18.1.1", u53) + passed_under("198.18.1.1", u), 3, "charged to no bucket");
-	frame_ipv4_fragment(&f, 1, 8, 40000, 80);
-	run(xdp_fd, &f);
-	frame_ipv4_fragment(&f, 0, 8, 0, 0);
-	run(xdp_fd, &f);
+	run_datagram(xdp_fd, &f, 8, 40000, 80);
 	CHECK_EQ(passed_under("198.18.1.1", u), 2, "out of order: once its first came, the next is its datagram's");
 	frame_ipv4(&f, "198.18.1.2", "198.19.0.1", &frag);
-	frame_ipv4_fragment(&f, 1, 7, 40000, 80);
-	run(xdp_fd, &f);
-	frame_ipv4_fragment(&f, 0, 7, 0, 0);
-	run(xdp_fd, &f);
+	run_datagram(xdp_fd, &f, 7, 40000, 80);
 	CHECK_EQ(passed_under("198.18.1.2", u), 2, "identification 7 from another source: its own datagram's rule");
 	frame_ipv4(&f, "198.18.1.1", "198.19.0.1", &frag);
 	frame_ipv4_fragment(&f, 0, 7, 0, 0);
@@ -1336,10 +1340,7 @@ static void fragments_at_egress_by_destination(void)
 	if (u53 < 0)
 		goto out;
 	frame_ipv4(&f, "198.18.1.1", "198.19.0.1", &frag);
-	frame_ipv4_fragment(&f, 1, 7, 40000, 53);
-	run(tc_fd, &f);
-	frame_ipv4_fragment(&f, 0, 7, 0, 0);
-	run(tc_fd, &f);
+	run_datagram(tc_fd, &f, 7, 40000, 53);
 	CHECK_EQ(passed_under("198.19.0.1", u53), 2, "both fragments: the destination's port-rule bucket");
 	frame_ipv4_fragment(&f, 0, 8, 0, 0);
 	CHECK_EQ(run(tc_fd, &f), TC_ACT_SHOT, "a later fragment whose first was not seen: dropped");
