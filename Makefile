@@ -31,13 +31,18 @@ TB_CFLAGS = $(CPPFLAGS) $(CFLAGS) -DTBCTL_VERSION='"$(VERSION)"' $(ABI_FLAGS) -f
 DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -lelf -lz -lmnl -lhiredis
 
-USER_LIB := user/prefix.c user/ruleset.c user/units.c user/state.c user/output.c user/qdisc.c user/upgrade.c user/heap.c \
-	   user/hook.c user/snapshot.c user/store.c user/cluster.c
-TBCTL_SRC := user/tbctl.c user/batch.c user/cmd_attach.c user/cmd_rule.c user/cmd_show.c user/cmd_config.c \
-	     user/cmd_metrics.c user/metrics.c user/cmd_top.c user/caps.c user/dispatch.c user/keywords.c \
-	     user/attached.c user/cmd_status.c user/cmd_fleet.c user/agent.c user/conn_guard.c
+# User space in layers (docs/design.md): each folder uses only those
+# below it (lib, view, then fleet and exporter, then cli), as
+# tests/layering.sh checks.
+layer_src = $(sort $(wildcard user/$(1)/*.c))
+TBCTL_SRC := $(call layer_src,cli)
 OBJ     := $(BUILD)/obj
-LIB_OBJ := $(USER_LIB:%.c=$(OBJ)/%.o)
+layer_obj = $(patsubst %.c,$(OBJ)/%.o,$(call layer_src,$(1)))
+# Each layer below the CLI is an archive, so that a test or tool links
+# what it uses and no more; listed from the top down, as the linker
+# resolves each archive against those after it.
+LAYER_AR := $(foreach l,exporter fleet view lib,$(BUILD)/ar/libtb-$(l).a)
+LIB_OBJ := $(LAYER_AR)
 TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 
 TBCTL   := $(BUILD)/tbctl
@@ -49,6 +54,7 @@ STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim $(BUILD)/delayline
 
+.SECONDEXPANSION:
 .PHONY: all deps test test-full unit demo bench clean install fixture deb
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
@@ -70,6 +76,11 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/ar/libtb-%.a: $$(call layer_obj,$$*)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
 
 $(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lmicrohttpd -lncursesw -lm

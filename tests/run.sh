@@ -73,7 +73,7 @@ export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
-run_suites "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
+run_suites "tests/layering.sh $B/obj" "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match" \
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_store" "$B/tests/test_prog" \
 	beside_vm no_timing

@@ -20,9 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include <hiredis/hiredis.h>
+#include "lib/clock.h"
 #include "fleet_credit.h"
-#include "agent.h"
-#include "store.h"
+#include "fleet/agent.h"
+#include "fleet/store.h"
 
 #define PKT 1000ULL             /* units a packet */
 #define SLOT_NS 10000000ULL     /* admitted counted per 10 ms */
@@ -50,14 +51,6 @@ struct host {
 struct owner {                  /* COUNT: the key's bucket at its owner */
 	struct tb_level l;
 };
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static __u64 cpu_ns(void)
 {
@@ -169,7 +162,7 @@ int main(int argc, char **argv)
 			snprintf(key, sizeof(key), "2001:db8::%x", k);
 		tags[k] = store_key(fleet, "198.18.0.0/15", key, names[k], sizeof(names[k]));
 	}
-	__u64 t0 = mono_ns();
+	__u64 t0 = now_ns();
 
 	for (int i = 0; i < nhosts; i++) {
 		h[i].k = calloc(nkeys, sizeof(*h[i].k));
@@ -195,10 +188,10 @@ int main(int argc, char **argv)
 		ow[k].l = (struct tb_level){ .tokens = r.cap, .last_ns = t0 };
 	if (scheme == TBCTL)
 		cmds0 = store_commands(&h[0].st);
-	t0 = mono_ns();
+	t0 = now_ns();
 	__u64 cpu0 = cpu_ns(), agent_cpu = 0, last = t0, now;
 
-	while ((now = mono_ns()) < t0 + (__u64)(seconds * 1e9)) {
+	while ((now = now_ns()) < t0 + (__u64)(seconds * 1e9)) {
 		double dt = (double)(now - last);
 		size_t slot = (now - t0) / SLOT_NS;
 
@@ -258,7 +251,7 @@ int main(int argc, char **argv)
 			if (scheme != TBCTL || now < h[i].next_round)
 				continue;
 			/* The agent's round. */
-			__u64 c0 = cpu_ns(), c0_real = mono_ns(), sent = hn, end = sent + lease - lease / 32;
+			__u64 c0 = cpu_ns(), c0_real = now_ns(), sent = hn, end = sent + lease - lease / 32;
 			int n = 0;
 
 			for (int k = 0; k < nkeys; k++) {
@@ -298,14 +291,14 @@ int main(int argc, char **argv)
 				x->credit += asks[j].granted;
 				x->lease_end = end;
 			}
-			round_ns = mono_ns() - c0_real;
+			round_ns = now_ns() - c0_real;
 			round_sum += round_ns;
 			rounds++;
 			h[i].next_round = now + interval;
 			agent_cpu += cpu_ns() - c0;
 		}
 	}
-	double elapsed = (mono_ns() - t0) / 1e9;
+	double elapsed = (now_ns() - t0) / 1e9;
 	__u64 cpu = cpu_ns() - cpu0;
 	long long cmds = scheme == TBCTL ? store_commands(&h[0].st) - cmds0 : 0;
 

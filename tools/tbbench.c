@@ -49,13 +49,14 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "lib/clock.h"
 #include "tb.skel.h"
 #include "bench.skel.h"
 #include "bucket.h"
-#include "hook.h"
-#include "output.h"
-#include "ruleset.h"
-#include "state.h"
+#include "lib/hook.h"
+#include "view/output.h"
+#include "lib/ruleset.h"
+#include "lib/state.h"
 #include "../tests/packets.h"
 
 static int rounds = 7;
@@ -66,14 +67,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "tbbench: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -546,14 +539,14 @@ static struct race_result race_cost(int threads, __u64 rate, __u64 burst)
 		r[i] = (struct racer){ .cpu = i, .fd = bpf_program__fd(t->progs.tb_xdp), .f = &f };
 		pthread_create(&th[i], NULL, race, &r[i]);
 	}
-	t0 = mono_ns();
+	t0 = now_ns();
 	for (int i = 0; i < threads; i++) {
 		pthread_join(th[i], NULL);
 		if (r[i].err)
 			die("test run thread");
 		res.ns += r[i].ns / threads;
 	}
-	t1 = mono_ns();
+	t1 = now_ns();
 	addr_parse("198.18.0.1", &a);
 	bucket_get(&rs->m, &rs->cfg, &a, &bk);
 	if (pending_read(&rs->m, &rs->cfg, &pend))
@@ -676,7 +669,7 @@ static int gen_packet(const struct frame *f, int ifindex, int sources, double se
 		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &to, .msg_namelen = sizeof(to),
 							 .msg_iov = &iov[i], .msg_iovlen = 1 } };
 	}
-	t0 = t1 = mono_ns();
+	t0 = t1 = now_ns();
 	while (sent < count && t1 - t0 < seconds * 1e9) {
 		int n = count - sent < BATCH ? (int)(count - sent) : BATCH, got;
 
@@ -701,7 +694,7 @@ static int gen_packet(const struct frame *f, int ifindex, int sources, double se
 			sent += got;
 			seq += got;
 		}
-		t1 = mono_ns();
+		t1 = now_ns();
 	}
 	gen_report("packet", sent, t1 - t0);
 	close(sk);
@@ -752,7 +745,7 @@ static int gen(const char *dev, const char *dmac, const char *src, int sources, 
 	if (bench__load(b))
 		die("load bench object");
 	/* Chunks of 64k frames until the time or the count is up. */
-	t0 = t1 = mono_ns();
+	t0 = t1 = now_ns();
 	while (sent < count && t1 - t0 < seconds * 1e9) {
 		__u32 chunk = count - sent < 65536 ? count - sent : 65536;
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = f.len, .repeat = chunk,
@@ -770,7 +763,7 @@ static int gen(const char *dev, const char *dmac, const char *src, int sources, 
 			return gen_packet(&f, ifindex, sources, seconds, count);
 		}
 		sent += chunk;
-		t1 = mono_ns();
+		t1 = now_ns();
 	}
 	gen_report("live", sent, t1 - t0);
 	bench__destroy(b);
@@ -856,8 +849,8 @@ static int evict(const char *dev, const char *addr, int ms, double seconds)
 		return 1;
 	}
 	si = tb_set_index(tb_place_hash(&cfg, &a), cfg.table_shift);
-	end = mono_ns() + (__u64)(seconds * 1e9);
-	while (mono_ns() < end) {
+	end = now_ns() + (__u64)(seconds * 1e9);
+	while (now_ns() < end) {
 		if (bpf_map_lookup_elem(m.buckets, &si, &set)) {
 			fprintf(stderr, "tbbench evict: read set %u: %s\n", si, strerror(errno));
 			return 1;

@@ -14,13 +14,14 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "lib/clock.h"
 #include "bucket.h"
 #include "match.h"
-#include "hook.h"
+#include "lib/hook.h"
 #include "tb.skel.h"
-#include "ruleset.h"
-#include "state.h"
-#include "upgrade.h"
+#include "lib/ruleset.h"
+#include "lib/state.h"
+#include "lib/upgrade.h"
 #include "../packets.h"
 #include "../check.h"
 
@@ -2548,14 +2549,6 @@ static void denial_copy_skips_the_bucket(void)
 	teardown();
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* A bucket charging packets counts its credit's admissions in bytes in
  * the credit word; reset counters starts counting again at what is
  * unspent, leaving the credit to admit the rest; a packet the count
@@ -2646,14 +2639,14 @@ static void race_one_bucket(const char *src, __u64 rate, __u64 burst, int action
 	set_rule("default", rate, burst, TB_COST_BYTES, action, TB_SCOPE_PER_ADDRESS);
 	frame_ipv4_len(&f, src, 100);
 	run(xdp_fd, &f);   /* create the bucket outside the timed window */
-	t0 = mono_ns();
+	t0 = now_ns();
 	for (int i = 0; i < 2; i++) {
 		r[i] = (struct racer){ .cpu = i, .f = &f };
 		pthread_create(&th[i], NULL, race, &r[i]);
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	t1 = mono_ns();
+	t1 = now_ns();
 	CHECK(!r[0].err && !r[1].err, "test runs: %s / %s", strerror(r[0].err), strerror(r[1].err));
 	b = bucket_of(src);
 	s = totals();
@@ -2714,14 +2707,14 @@ static void two_cpus_total_holds_both_bounds(void)
 		frame_ipv4_len(&f[i], src[i], 100);
 		run(xdp_fd, &f[i]);
 	}
-	t0 = mono_ns();
+	t0 = now_ns();
 	for (int i = 0; i < 2; i++) {
 		r[i] = (struct racer){ .cpu = i, .f = &f[i] };
 		pthread_create(&th[i], NULL, race, &r[i]);
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	t1 = mono_ns();
+	t1 = now_ns();
 	CHECK(!r[0].err && !r[1].err, "test runs: %s / %s", strerror(r[0].err), strerror(r[1].err));
 	for (int i = 0; i < 2; i++) {
 		b[i] = bucket_of(src[i]);
@@ -2809,7 +2802,7 @@ static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct racer r = { .cpu = 1, .f = f };
-	__u64 resets = 0, t0 = mono_ns();
+	__u64 resets = 0, t0 = now_ns();
 	struct tb_stats taken;
 	pthread_t th;
 
@@ -2826,7 +2819,7 @@ static __u64 race_resets(const struct frame *f, struct tb_stats *took, __u64 *ns
 			*short_of += globals_short_of(watch);
 	}
 	pthread_join(th, NULL);
-	*ns = mono_ns() - t0;
+	*ns = now_ns() - t0;
 	unpin();
 	CHECK(!r.err, "test run: %s", strerror(r.err));
 	CHECK(resets > 10, "the counters were reset during the flood (%llu times)", (unsigned long long)resets);
@@ -3229,8 +3222,8 @@ static void an_answer_after_a_long_round_trip_stops_the_signal(void)
 	{
 		struct tb_bucket at50 = bucket_of("198.18.22.1"), at0 = bucket_of("198.18.22.2");
 
-		CHECK(bucket_long_rtt(&at50, state_now_ns()), "tbctl reads 50 ms as a long round trip");
-		CHECK(!bucket_long_rtt(&at0, state_now_ns()), "tbctl reads 0 ms as not long");
+		CHECK(bucket_long_rtt(&at50, now_ns()), "tbctl reads 50 ms as a long round trip");
+		CHECK(!bucket_long_rtt(&at0, now_ns()), "tbctl reads 0 ms as not long");
 	}
 	CHECK_EQ(signals_after_an_answer(tc_fd, TC_ACT_UNSPEC, "2001:db8::22:1", 1, TB_ACTION_DROP, 50), 0,
 		 "drop, IPv6, tc, retransmitted after 50 ms: signals after it");

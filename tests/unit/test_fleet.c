@@ -3,7 +3,7 @@
  * share on a virtual clock, credit spent and taken back, and how much
  * credit the agent asks for. */
 #include "fleet_credit.h"
-#include "agent.h"
+#include "fleet/agent.h"
 #include "../check.h"
 
 #define MS 1000000ULL

@@ -4,7 +4,7 @@
  * stream's length. */
 #include <stdlib.h>
 #include <string.h>
-#include "heap.h"
+#include "lib/heap.h"
 #include "../check.h"
 
 struct item {

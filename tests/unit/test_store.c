@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <hiredis/hiredis.h>
-#include "store.h"
+#include "fleet/store.h"
 #include "../check.h"
 
 static pid_t redis_pid;

@@ -20,7 +20,7 @@ static void observe(const volatile void *at);
 #define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
 #include "table.h"
-#include "hook.h"
+#include "lib/hook.h"
 #include "../check.h"
 
 /* A key store of the watched way must come after its bucket's step: the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* units.c against tc's meaning of every suffix, and prefix.c's parsing. */
-#include "units.h"
-#include "prefix.h"
+#include "lib/units.h"
+#include "lib/prefix.h"
 #include "../check.h"
 
 typedef int (*parser)(const char *, int, __u64 *, char *, size_t);

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rule set, rule del, rule list. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "group.h"
+#include "view/output.h"
+#include "lib/qdisc.h"
+#include "lib/state.h"
+#include "fleet/store.h"
+#include "cli/tbctl.h"
+#include "lib/units.h"
+
+/* The default burst: the larger of DEFAULT_BURST_MS at the rate and 16
+ * full-size Ethernet frames (or 16 packets). A TCP loss that fast
+ * retransmit cannot repair waits out a timeout of at least 200 ms
+ * (TCP_RTO_MIN), doubled when the retransmission is lost too; a bucket
+ * holding two such waits' worth of rate saves their tokens, so the flow
+ * still gets its rate over the next seconds. Measured with iperf3 at
+ * RTT ~ 0 (docs/tcp.md): 250 ms gave 0.91-0.94 of the cap, 500 ms
+ * 0.91-0.98, 1 s 0.94-1.01. */
+#define DEFAULT_BURST_MS 1000
+#define DEFAULT_BURST_FRAMES 16
+#define FULL_FRAME 1514
+/* Action shape: how far ahead a packet may be scheduled before it is
+ * dropped instead; it bounds the delay fq adds. */
+#define DEFAULT_HORIZON_NS 100000000ULL
+#define HORIZON_MAX_NS 10000000000ULL
+
+static const char *const on_off[] = { "off", "on", NULL };
+
+static int parse_prefix(const char *cmd, const char *word, struct tb_prefix *p)
+{
+	char err[160];
+
+	if (!word)
+		return usage_error(cmd, "missing PREFIX (or \"default\")");
+	switch (prefix_parse(word, p, err, sizeof(err))) {
+	case PREFIX_HOST_BITS:
+		out_warn("%s: %s", cmd, err);
+		return 0;
+	case PREFIX_BAD:
+		return usage_error(cmd, "%s", err);
+	}
+	return 0;
+}
+
+/* scope per-address|shared|per-/LEN. A /LEN lies within the prefix, so
+ * that the prefix's rule is every group member's; one as long as an
+ * address is per-address. */
+static int parse_scope(const char *v, const struct tb_prefix *p, struct rule_spec *s)
+{
+	int width = p->family == 4 ? 32 : 128, max = p->family == 4 ? 32 : TB_GROUP_V6_MAX;
+	unsigned long len;
+	char *end;
+
+	if (strncmp(v, "per-/", 5)) {
+		int c = choose("rule set", "scope", v, scope_names);
+
+		if (c < 0)
+			return EXIT_USAGE;
+		s->scope = c;
+		return 0;
+	}
+	if (!p->family)
+		return usage_error("rule set", "scope %s on default would span both families: set it on "
+				   "0.0.0.0/0 and on ::/0", v);
+	errno = 0;
+	len = strtoul(v + 5, &end, 10);
+	if (!isdigit((unsigned char)v[5]) || *end || errno || len > (unsigned long)width)
+		return usage_error("rule set", "invalid scope \"%s\" (per-/LEN with LEN 0..%d for IPv%d)", v, width,
+				   p->family);
+	if (len < p->len)
+		return usage_error("rule set", "scope %s is shorter than the prefix /%u: every group must lie "
+				   "within the rule's prefix", v, p->len);
+	if (len == (unsigned long)width) {
+		s->scope = TB_SCOPE_PER_ADDRESS;
+		return 0;
+	}
+	if (len > (unsigned long)max)
+		return usage_error("rule set", "scope %s: IPv6 groups are at most /%d (or per-address, /128)", v,
+				   TB_GROUP_V6_MAX);
+	s->scope = TB_SCOPE_GROUP;
+	s->group_len = len;
+	return 0;
+}
+
+/* A burst given as word v, or else the default for rate. */
+static int parse_burst(const char *v, const char *what, const struct rule_spec *s, __u64 rate, __u64 *burst)
+{
+	char err[160];
+
+	if (v) {
+		if (parse_size(v, s->cost == TB_COST_PACKETS, burst, err, sizeof(err)))
+			return usage_error("rule set", "%s", err);
+	} else {
+		__u64 floor = DEFAULT_BURST_FRAMES * (s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME);
+		__u64 tcp = rate * DEFAULT_BURST_MS / 1000;
+
+		*burst = tcp > floor ? tcp : floor;
+		if (*burst > TB_BURST_MAX)
+			*burst = TB_BURST_MAX;
+	}
+	if (s->cost == TB_COST_BYTES && *burst < TB_BURST_MIN_BYTES)
+		return usage_error("rule set", "%s %s is below %llu bytes: a full-size packet could never pass",
+				   what, v, TB_BURST_MIN_BYTES);
+	return 0;
+}
+
+/* total RATE [total-burst SIZE]: one more bucket over all of the rule's
+ * addresses or groups, which a shared rule already is. */
+static int parse_total(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "total"), *b = kw_get(kws, "total-burst");
+	char err[160];
+
+	if (!v)
+		return b ? usage_error("rule set", "total-burst needs \"total RATE\"") : 0;
+	if (s->scope == TB_SCOPE_SHARED)
+		return usage_error("rule set", "total on scope shared: the shared bucket already is the "
+				   "rule's total (set its rate instead)");
+	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->total_rate, err, sizeof(err)))
+		return usage_error("rule set", "total: %s", err);
+	if (s->total_rate < s->rate)
+		return usage_error("rule set", "total %s is below rate %s: the total bounds the addresses "
+				   "together, each of which the rate bounds", v, kw_get(kws, "rate"));
+	return parse_burst(b, "total-burst", s, s->total_rate, &s->total_burst);
+}
+
+/* fleet on [share RATE [share-burst SIZE]]: a fleet-wide key as well,
+ * of which this host may admit share on its own. The store does its
+ * arithmetic in Lua's doubles, exact to 2^53: rate and burst must stay
+ * within what its micro-unit sums hold (user/store.c). */
+static int parse_fleet(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "fleet"), *sh = kw_get(kws, "share"), *b = kw_get(kws, "share-burst");
+	char err[160];
+	int c;
+
+	if (v && (c = choose("rule set", "fleet", v, on_off)) < 0)
+		return EXIT_USAGE;
+	s->fleet = v ? c : 0;
+	if (!s->fleet)
+		return sh || b ? usage_error("rule set", "share and share-burst need \"fleet on\"") : 0;
+	if (s->total_rate)
+		return usage_error("rule set", "fleet on with a total: make the total a rule of scope shared "
+				   "with fleet on instead");
+	if (s->rate > FLEET_RATE_MAX || s->burst > FLEET_BURST_MAX)
+		return usage_error("rule set", "fleet on: rate and burst are at most %llu units/s and %llu "
+				   "units (the store's exact range)", FLEET_RATE_MAX, FLEET_BURST_MAX);
+	if (!sh)
+		return b ? usage_error("rule set", "share-burst needs \"share RATE\"") : 0;
+	if (parse_rate(sh, s->cost == TB_COST_PACKETS, &s->share_rate, err, sizeof(err)))
+		return usage_error("rule set", "share: %s", err);
+	if (s->share_rate > s->rate)
+		return usage_error("rule set", "share %s is above rate %s: a host's share is part of the "
+				   "key's rate", sh, kw_get(kws, "rate"));
+	if (!b) {
+		/* The burst in proportion, at least a full frame. */
+		__u64 floor = s->cost == TB_COST_PACKETS ? 1 : FULL_FRAME;
+
+		s->share_burst = (__u64)((unsigned __int128)s->burst * s->share_rate / s->rate);
+		if (s->share_burst < floor)
+			s->share_burst = floor;
+		return 0;
+	}
+	return parse_burst(b, "share-burst", s, s->share_rate, &s->share_burst);
+}
+
+/* proto, dport, sport: with the prefix, what names the rule. */
+static int parse_match(const char *cmd, const struct kw *kws, struct tb_prefix *p)
+{
+	char err[160];
+
+	if (match_parse(kw_get(kws, "proto"), kw_get(kws, "dport"), kw_get(kws, "sport"), p, err, sizeof(err)))
+		return usage_error(cmd, "%s", err);
+	return 0;
+}
+
+static bool names_rule(const char *kw)
+{
+	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport");
+}
+
+static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "rate" }, { "burst" }, { "cost" },
+			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
+			    { "fleet" }, { "share" }, { "share-burst" }, { 0 } };
+	const char *prefix = NULL, *v;
+	struct rule_spec *s = &a->spec;
+	char err[160];
+	int rc, c;
+
+	rc = kw_parse("rule set", argc, argv, kws, &prefix);
+	if (rc || (rc = parse_dev("rule set", kw_get(kws, "dev"), a)) ||
+	    (rc = parse_prefix("rule set", prefix, &a->prefix)) || (rc = parse_match("rule set", kws, &a->prefix)))
+		return rc;
+	if ((v = kw_get(kws, "cost")) && (c = choose("rule set", "cost", v, cost_names)) < 0)
+		return EXIT_USAGE;
+	s->cost = v ? c : TB_COST_BYTES;
+	if ((v = kw_get(kws, "action")) && (c = choose("rule set", "action", v, action_names)) < 0)
+		return EXIT_USAGE;
+	s->action = v ? c : TB_ACTION_DROP;
+	if (s->action == TB_ACTION_PASS) {
+		/* An allow-list entry: nothing to charge, so nothing to say how. */
+		for (const struct kw *k = kws; k->name; k++)
+			if (k->value && strcmp(k->name, "action") && !names_rule(k->name))
+				return usage_error("rule set", "action pass takes no \"%s\": it passes uncharged",
+						   k->name);
+		*s = (struct rule_spec){ .cost = TB_COST_BYTES, .action = TB_ACTION_PASS };
+		return 0;
+	}
+	if ((v = kw_get(kws, "scope")) && (rc = parse_scope(v, &a->prefix, s)))
+		return rc;
+	if ((v = kw_get(kws, "early")) && (c = choose("rule set", "early", v, on_off)) < 0)
+		return EXIT_USAGE;
+	s->early = v ? c : 1;
+	if (v && s->action != TB_ACTION_DROP && s->action != TB_ACTION_MARK)
+		return usage_error("rule set", "early applies to action drop and mark only");
+	v = kw_get(kws, "horizon");
+	if (v && s->action != TB_ACTION_SHAPE)
+		return usage_error("rule set", "horizon applies to action shape only");
+	s->horizon_ns = s->action == TB_ACTION_SHAPE ? DEFAULT_HORIZON_NS : 0;
+	if (v && parse_time(v, "horizon", HORIZON_MAX_NS, &s->horizon_ns, err, sizeof(err)))
+		return usage_error("rule set", "%s", err);
+
+	v = kw_get(kws, "rate");
+	if (!v)
+		return usage_error("rule set", "missing \"rate RATE\"");
+	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->rate, err, sizeof(err)))
+		return usage_error("rule set", "%s", err);
+	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)) || (rc = parse_total(kws, s)))
+		return rc;
+	return parse_fleet(kws, s);
+}
+
+static int rule_error(const struct cmd_args *a, int err)
+{
+	const char *cmd = a->cmd->name;
+	char p[PREFIX_TEXT_MAX];
+
+	prefix_format(&a->prefix, p, sizeof(p));
+	if (err == -ENOENT)
+		out_error("%s dev %s: no rule for %s", cmd, a->dev, p);
+	else if (err == -ENOSPC && a->prefix.m.proto)
+		out_error("%s dev %s %s: rule table full (%d rules, or rules with a match on %d prefixes)", cmd,
+			  a->dev, p, TB_MAX_RULES - 1, TB_MAX_NODES - 1);
+	else if (err == -ENOSPC)
+		out_error("%s dev %s %s: rule table full (%d rules; one slot stays free so that any rule "
+			  "can still be changed)", cmd, a->dev, p, TB_MAX_RULES - 1);
+	else if (err == -E2BIG)
+		out_error("%s dev %s %s: more than %d rules with a match would apply to one prefix (its own, "
+			  "those of the prefixes around it and the default's)", cmd, a->dev, p, TB_NODE_ENTRIES);
+	else
+		out_error("%s dev %s %s: update maps: %s", cmd, a->dev, p, strerror(-err));
+	return 1;
+}
+
+static struct ruleset rs;
+
+/* Action shape only delays: without fq honouring the departure times on
+ * the device's egress, it would police nothing. Non-zero (said) when a
+ * rule set of a shape rule must be refused. */
+int shape_refused(const struct cmd_args *a, const struct tb_config *cfg)
+{
+	int fq;
+
+	if (a->cmd != &cmd_rule_set || a->spec.action != TB_ACTION_SHAPE)
+		return 0;
+	if (cfg->mode != TB_MODE_TC_EGRESS) {
+		out_error("rule set dev %s: action shape needs mode tc-egress (attached as %s)", a->dev,
+			  mode_names[cfg->mode]);
+		return 1;
+	}
+	fq = qdisc_fq_paces(cfg->ifindex);
+	if (fq < 0)
+		out_error("rule set dev %s: read qdiscs: %s", a->dev, strerror(-fq));
+	else if (!fq)
+		out_error("rule set dev %s: action shape needs fq as the root qdisc "
+			  "(tbctl attach dev %s mode tc-egress qdisc fq)", a->dev, a->dev);
+	return fq != 1;
+}
+
+/* rule set and rule del: one change to the device's rules. */
+static int run_rule_change(const struct cmd_args *a)
+{
+	struct tb_maps m;
+	int err;
+
+	if (open_attached(a->cmd->name, a->dev, &m))
+		return 1;
+	err = ruleset_load(&rs, &m);
+	if (!err && shape_refused(a, &rs.cfg)) {
+		maps_close(&m);
+		return 1;
+	}
+	if (!err)
+		err = a->cmd == &cmd_rule_set ? ruleset_set(&rs, &a->prefix, &a->spec) :
+						 ruleset_del(&rs, &a->prefix);
+	maps_close(&m);
+	return err < 0 ? rule_error(a, err) : 0;
+}
+
+static int parse_rule_del(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { 0 } };
+	const char *prefix = NULL;
+	int rc = kw_parse("rule del", argc, argv, kws, &prefix);
+
+	if (rc || (rc = parse_dev("rule del", kw_get(kws, "dev"), a)) ||
+	    (rc = parse_prefix("rule del", prefix, &a->prefix)))
+		return rc;
+	return parse_match("rule del", kws, &a->prefix);
+}
+
+static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
+{
+	return parse_dev_only("rule list", argc, argv, a, false);
+}
+
+/* A rate and a burst as words: exact (save) or for people. */
+static void rate_words(__u64 rate, __u64 burst, int pk, bool exact, char *rbuf, char *bbuf, size_t len)
+{
+	if (exact) {
+		snprintf(rbuf, len, "%llu%s", (unsigned long long)rate, pk ? "pps" : "bps");
+		snprintf(bbuf, len, "%llu%s", (unsigned long long)burst, pk ? "" : "b");
+	} else {
+		format_rate(rate, pk, rbuf, len);
+		format_size(burst, pk, bbuf, len);
+	}
+}
+
+void rule_words(FILE *f, const struct tb_rule *r, bool exact)
+{
+	int pk = r->cost == TB_COST_PACKETS;
+	char rate[32], burst[32], horizon[32], scope[16];
+
+	if (r->action == TB_ACTION_PASS) {
+		fputs("action pass", f);
+		return;
+	}
+	rate_words(r->r.rate, r->burst, pk, exact, rate, burst, sizeof(rate));
+	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
+		action_names[r->action], scope_format(r->scope, r->group_len, scope, sizeof(scope)));
+	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
+		fprintf(f, " early %s", on_off[r->r.early != 0]);
+	if (r->action == TB_ACTION_SHAPE) {
+		format_time(r->horizon_ns, horizon, sizeof(horizon));
+		fprintf(f, " horizon %s", horizon);
+	}
+	if (r->total.rate) {
+		rate_words(r->total.rate, r->total_burst, pk, exact, rate, burst, sizeof(rate));
+		fprintf(f, " total %s total-burst %s", rate, burst);
+	}
+	if (r->fleet)
+		fputs(" fleet on", f);
+	if (r->share.rate) {
+		rate_words(r->share.rate, r->share_burst, pk, exact, rate, burst, sizeof(rate));
+		fprintf(f, " share %s share-burst %s", rate, burst);
+	}
+}
+
+static void rule_json(const struct tb_rule *r, struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+	int pk = r->cost == TB_COST_PACKETS;
+	char buf[PREFIX_TEXT_MAX], scope[16];
+	struct tb_prefix p;
+
+	rule_prefix(r, &p);
+	memset(&p.m, 0, sizeof(p.m));
+	prefix_format(&p, buf, sizeof(buf));
+	json_add_str(o, "prefix", buf);
+	if (r->match.proto) {
+		proto_format(r->match.proto, buf, sizeof(buf));
+		json_add_str(o, "proto", buf);
+		if (r->match.ports & TB_MATCH_DPORT) {
+			json_add_u64(o, "dport_min", r->match.dport[0]);
+			json_add_u64(o, "dport_max", r->match.dport[1]);
+		}
+		if (r->match.ports & TB_MATCH_SPORT) {
+			json_add_u64(o, "sport_min", r->match.sport[0]);
+			json_add_u64(o, "sport_max", r->match.sport[1]);
+		}
+	}
+	json_add_str(o, "action", action_names[r->action]);
+	if (r->action == TB_ACTION_PASS) {
+		json_object_array_add(arr, o);
+		return;
+	}
+	json_add_u64(o, pk ? "rate_packets_per_sec" : "rate_bytes_per_sec", r->r.rate);
+	json_add_u64(o, pk ? "burst_packets" : "burst_bytes", r->burst);
+	json_add_str(o, "cost", cost_names[r->cost]);
+	json_add_str(o, "scope", scope_format(r->scope, r->group_len, scope, sizeof(scope)));
+	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
+		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
+	if (r->action == TB_ACTION_SHAPE)
+		json_add_u64(o, "horizon_ns", r->horizon_ns);
+	if (r->total.rate) {
+		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
+		json_add_u64(o, pk ? "total_burst_packets" : "total_burst_bytes", r->total_burst);
+	}
+	if (r->fleet)
+		json_object_object_add(o, "fleet", json_object_new_boolean(true));
+	if (r->share.rate) {
+		json_add_u64(o, pk ? "share_rate_packets_per_sec" : "share_rate_bytes_per_sec", r->share.rate);
+		json_add_u64(o, pk ? "share_burst_packets" : "share_burst_bytes", r->share_burst);
+	}
+	json_object_array_add(arr, o);
+}
+
+/* Listing order: the default, then IPv4, then IPv6, by address and length. */
+static int by_prefix(const void *x, const void *y)
+{
+	const struct tb_rule *a = &rs.rules[*(const int *)x], *b = &rs.rules[*(const int *)y];
+	int c = a->family - b->family;
+
+	if (!c)
+		c = memcmp(a->addr, b->addr, sizeof(a->addr));
+	if (!c)
+		c = a->prefixlen - b->prefixlen;
+	return c ? c : memcmp(&a->match, &b->match, sizeof(a->match));
+}
+
+static int run_rule_list(const struct cmd_args *a)
+{
+	static int order[TB_MAX_RULES];
+	struct json_object *arr;
+	struct tb_maps m;
+	int err, n = 0;
+
+	if (open_attached_ro("rule list", a->dev, &m))
+		return 1;
+	err = ruleset_read(&rs, &m);
+	maps_close(&m);
+	if (err) {
+		out_error("rule list dev %s: read rules: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	/* Built only for -j: text goes out as it is made. */
+	arr = out.json ? json_object_new_array() : NULL;
+	for (int i = 0; i < TB_MAX_RULES; i++)
+		if (rs.rules[i].in_use)
+			order[n++] = i;
+	qsort(order, n, sizeof(order[0]), by_prefix);
+	for (int i = 0; i < n; i++) {
+		const struct tb_rule *r = &rs.rules[order[i]];
+		char p[PREFIX_TEXT_MAX];
+
+		if (out.json) {
+			rule_json(r, arr);
+			continue;
+		}
+		rule_format(r, p, sizeof(p));
+		printf("%s ", p);
+		rule_words(stdout, r, false);
+		putchar('\n');
+	}
+	if (out.json)
+		out_json(arr);
+	return 0;
+}
+
+const struct command cmd_rule_set = {
+	"rule set", parse_rule_set, run_rule_change,
+	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
+	"{rate RATE [burst SIZE] [cost bytes|packets] "
+	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
+	"[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
+	true, CAPS_READ,
+};
+const struct command cmd_rule_del = {
+	"rule del", parse_rule_del, run_rule_change,
+	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]]", true, CAPS_READ,
+};
+const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true, CAPS_READ };

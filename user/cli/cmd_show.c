@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/* show (per-address buckets), stats (global counters), reset. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lib/clock.h"
+#include "bucket.h"
+#include "tb.skel.h"
+#include "lib/heap.h"
+#include "view/output.h"
+#include "lib/snapshot.h"
+#include "lib/state.h"
+#include "cli/tbctl.h"
+#include "lib/units.h"
+
+static struct ruleset rs;
+
+/* One bucket: an address's own, or a shared rule's or a total's (shown
+ * as its prefix). */
+struct row {
+	struct tb_addr addr;
+	int rule;               /* rules[] slot, -1 when no rule matches any more */
+	bool shared;
+	struct tb_bucket b;
+};
+
+/* What show does with each row: print it at once (table order), keep the
+ * top N in a heap, or keep them all to sort. */
+struct show {
+	const struct cmd_args *a;
+	const struct tb_maps *m;
+	__u64 now;
+	struct snapshot sn;
+	bool stream;
+	struct json_stream js;
+	struct row *v;                  /* kept rows: a heap of a->top, or all */
+	size_t n, cap;
+};
+
+static const char *const sort_names[] = { "bytes", "passed", "dropped", NULL };
+
+static int sort_key;
+
+static __u64 sort_value(const struct row *r)
+{
+	const struct tb_counters *c = &r->b.c;
+
+	switch (sort_key) {
+	case SORT_PASSED: return c->passed_bytes;
+	case SORT_DROPPED: return c->dropped_bytes;
+	}
+	return c->passed_bytes + c->dropped_bytes + c->monitored_bytes;
+}
+
+/* Listing order: by the sort value, largest first, then by address. */
+static int by_value_desc(const void *x, const void *y)
+{
+	__u64 a = sort_value(x), b = sort_value(y);
+
+	return a < b ? 1 : a > b ? -1 : memcmp(&((const struct row *)x)->addr, &((const struct row *)y)->addr,
+					       sizeof(struct tb_addr));
+}
+
+static void print_row(struct show *sh, const struct row *r);
+
+static int emit(struct show *sh, const struct row *r)
+{
+	if (sh->stream) {
+		print_row(sh, r);
+		return 0;
+	}
+	if (sh->a->top) {
+		heap_offer(sh->v, &sh->n, sh->a->top, sizeof(*r), r, by_value_desc);
+		return 0;
+	}
+	if (sh->n == sh->cap) {
+		size_t cap = sh->cap ? 2 * sh->cap : 256;
+		struct row *v = realloc(sh->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->v = v;
+		sh->cap = cap;
+	}
+	sh->v[sh->n++] = *r;
+	return 0;
+}
+
+static int emit_address(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
+{
+	struct row r = { .addr = *a, .rule = rule, .b = *b };
+
+	return emit(ctx, &r);
+}
+
+static int emit_shared(struct show *sh, int id)
+{
+	struct row r = { .rule = id, .shared = true };
+	__u32 slot = rs.rules[id].shared;
+	struct tb_shared v;
+
+	if (bpf_map_lookup_elem_flags(sh->m->shared, &slot, &v, BPF_F_LOCK))
+		return -errno;
+	r.b = v.b;
+	return emit(sh, &r);
+}
+
+static int parse_show(int argc, char **argv, struct cmd_args *a)
+{
+	struct kw kws[] = { { "dev" }, { "addr" }, { "top" }, { "sort" }, { 0 } };
+	const char *v;
+	int rc = kw_parse("show", argc, argv, kws, NULL);
+
+	if (rc || (rc = parse_dev("show", kw_get(kws, "dev"), a)))
+		return rc;
+	if ((v = kw_get(kws, "addr"))) {
+		if (addr_parse(v, &a->addr))
+			return usage_error("show", "invalid address \"%s\"", v);
+		a->has_addr = true;
+	}
+	if ((v = kw_get(kws, "top")) && parse_count("show", "top", v, 1, MAX_ADDRS_MAX, &a->top))
+		return EXIT_USAGE;
+	if ((v = kw_get(kws, "sort")) && (a->sort = choose("show", "sort", v, sort_names)) < 0)
+		return EXIT_USAGE;
+	a->has_sort = v != NULL;
+	return 0;
+}
+
+/* A fleet rule's bucket: what its fleet key holds here. */
+static void fleet_fields(const struct show *sh, const struct row *r, const struct tb_rule *rule,
+			 struct json_object *o)
+{
+	__u64 credit, refused;
+
+	snapshot_fleet_key(sh->m, rule, r->shared ? NULL : &r->addr, sh->now, &credit, &refused);
+	json_add_u64(o, "fleet_credit", credit);
+	json_add_u64(o, "fleet_refused", refused);
+}
+
+static void print_row(struct show *sh, const struct row *r)
+{
+	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
+	const struct tb_counters *c = &r->b.c;
+	int pk = rule && rule->cost == TB_COST_PACKETS;
+	char addr[PREFIX_TEXT_MAX + 8], rname[PREFIX_TEXT_MAX] = "-", tok[32] = "-", buf[16];
+	const char *scope = "-";
+	struct tb_rule of;
+	__u64 tokens = 0;
+
+	ruleset_addr_format(&rs, &r->addr, r->rule, addr, sizeof(addr));
+	if (rule) {
+		rule_format(rule, rname, sizeof(rname));
+		scope = scope_format(rule->scope, rule->group_len, buf, sizeof(buf));
+		of = *rule;
+		if (r->shared) {
+			rule_of_shared(rule, &of);
+			snprintf(addr, sizeof(addr), "%s%s", rname, rule->total.rate ? " total" : "");
+			if (rule->total.rate)
+				scope = "total";
+		}
+		tokens = bucket_units(&r->b, &of, sh->now);
+		format_size(tokens, pk, tok, sizeof(tok));
+	}
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "address", r->shared ? rname : addr);
+		json_add_str(o, "rule", rname);
+		json_add_str(o, "scope", scope);
+		if (rule)
+			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
+		if (rule && of.r.early)
+			json_object_object_add(o, "long_rtt",
+					       json_object_new_boolean(bucket_long_rtt(&r->b, sh->now)));
+		json_add_u64(o, "passed_packets", c->passed_packets);
+		json_add_u64(o, "passed_bytes", c->passed_bytes);
+		json_add_u64(o, "dropped_packets", c->dropped_packets);
+		json_add_u64(o, "dropped_bytes", c->dropped_bytes);
+		json_add_u64(o, "monitored_packets", c->monitored_packets);
+		json_add_u64(o, "monitored_bytes", c->monitored_bytes);
+		if (rule && rule->fleet)
+			fleet_fields(sh, r, rule, o);
+		out_json_item(&sh->js, o);
+		return;
+	}
+	printf("%-40s %-22s %10s %12llu %14llu %12llu %14llu %12llu\n", addr, rname, tok,
+	       (unsigned long long)c->passed_packets, (unsigned long long)c->passed_bytes,
+	       (unsigned long long)c->dropped_packets, (unsigned long long)c->dropped_bytes,
+	       (unsigned long long)c->monitored_packets);
+}
+
+/* One address: its bucket, or its shared rule's. 1 when it has neither
+ * (reported unless quiet), or -errno. */
+static int find_one(struct show *sh, struct row *r, bool quiet)
+{
+	const struct cmd_args *a = sh->a;
+	struct tb_shared v;
+	char buf[64];
+	__u32 slot;
+	int err, id;
+
+	memset(r, 0, sizeof(*r));
+	err = snapshot_get(&sh->sn, &a->addr, &r->addr, &r->b, &r->rule);
+	if (err != -ENOENT)
+		return err;
+	id = ruleset_rule_of(&rs, sh->m, &a->addr, NULL, sh->sn.cfg.gen);
+	if (quiet && (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED))
+		return 1;
+	if (id < 0 || rs.rules[id].scope != TB_SCOPE_SHARED) {
+		char p[PREFIX_TEXT_MAX] = "";
+
+		addr_format(&a->addr, buf, sizeof(buf));
+		if (id >= 0)
+			rule_format(&rs.rules[id], p, sizeof(p));
+		if (id < 0)
+			out_error("show dev %s addr %s: no bucket: no rule matches it", a->dev, buf);
+		else if (rs.rules[id].action == TB_ACTION_PASS)
+			out_error("show dev %s addr %s: no bucket: its rule, %s action pass, charges none", a->dev,
+				  buf, p);
+		else
+			out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
+				  "or reset)", a->dev, buf);
+		return 1;
+	}
+	slot = rs.rules[id].shared;
+	if (bpf_map_lookup_elem_flags(sh->m->shared, &slot, &v, BPF_F_LOCK))
+		return -errno;
+	memset(r, 0, sizeof(*r));
+	r->rule = id;
+	r->shared = true;
+	r->b = v.b;
+	return 0;
+}
+
+static int show_rows(struct show *sh)
+{
+	int err = snapshot_foreach(&sh->sn, emit_address, sh);
+
+	for (int i = 0; i < TB_MAX_RULES && !err; i++)
+		if (rule_charges_shared(&rs.rules[i]))
+			err = emit_shared(sh, i);
+	return err;
+}
+
+/* Without top or sort, rows go out in table order as they are read, so
+ * a million addresses cost no more memory than ten; top N keeps N. */
+static int run_show(const struct cmd_args *a)
+{
+	struct show sh = { .a = a, .stream = !a->top && !a->has_sort };
+	struct tb_maps m;
+	struct row one;
+	int err;
+
+	if (open_attached_ro("show", a->dev, &m))
+		return 1;
+	sh.m = &m;
+	err = snapshot_begin(&sh.sn, &m, &rs);
+	sh.now = now_ns();
+	sort_key = a->sort;
+	if (!err && a->top && !(sh.v = calloc(a->top, sizeof(*sh.v))))
+		err = -ENOMEM;
+	/* An address: its buckets under rules with a match, then the one
+	 * (or its shared rule's) under the rest; an error if it has none. */
+	if (!err && a->has_addr) {
+		sh.stream = false;
+		err = snapshot_matched(&sh.sn, &a->addr, emit_address, &sh);
+		if (!err)
+			err = find_one(&sh, &one, sh.n > 0);
+		if (err == 1 && sh.n > 0)
+			err = 0;
+		else if (!err)
+			err = emit(&sh, &one);
+	}
+	if (!err) {
+		if (out.json)
+			out_json_begin(&sh.js);
+		else
+			printf("%-40s %-22s %10s %12s %14s %12s %14s %12s\n", "ADDRESS", "RULE", "TOKENS",
+			       "PASSED_PKTS", "PASSED_BYTES", "DROPPED_PKTS", "DROPPED_BYTES", "MONITORED");
+		if (!a->has_addr)
+			err = show_rows(&sh);
+		if (!sh.stream && sh.n) {       /* qsort's pointer must not be NULL */
+			qsort(sh.v, sh.n, sizeof(*sh.v), by_value_desc);
+			for (size_t i = 0; i < sh.n; i++)
+				print_row(&sh, &sh.v[i]);
+		}
+		if (out.json)
+			out_json_end(&sh.js);
+	}
+	maps_close(&m);
+	snapshot_end(&sh.sn);
+	free(sh.v);
+	if (err < 0)
+		out_error("show dev %s: read rules and buckets: %s", a->dev, strerror(-err));
+	return err != 0;
+}
+
+static int parse_stats(int argc, char **argv, struct cmd_args *a)
+{
+	return parse_dev_only("stats", argc, argv, a, false);
+}
+
+static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
+{
+	(void)k;
+	(void)b;
+	(*(__u64 *)ctx)++;
+	return 0;
+}
+
+static int run_stats(const struct cmd_args *a)
+{
+	struct tb_stats s;
+	struct tb_maps m;
+	__u64 tracked = 0, *v = (__u64 *)&s;
+	int err;
+
+	if (open_attached_ro("stats", a->dev, &m))
+		return 1;
+	err = stats_sum(&m, &s);
+	if (!err)
+		err = buckets_foreach(&m, count_one, &tracked);
+	maps_close(&m);
+	if (err) {
+		out_error("stats dev %s: read counters: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	if (out.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "dev", a->dev);
+		for (int i = 0; i < tb_stats_count; i++)
+			json_add_u64(o, tb_stats_names[i], v[i]);
+		json_add_u64(o, "addresses_tracked", tracked);
+		out_json(o);
+	} else {
+		printf("%s:\n", a->dev);
+		for (int i = 0; i < tb_stats_count; i++)
+			printf("  %-22s %llu\n", tb_stats_names[i], (unsigned long long)v[i]);
+		printf("  %-22s %llu\n", "addresses_tracked", (unsigned long long)tracked);
+	}
+	return 0;
+}
+
+static int parse_reset(int argc, char **argv, struct cmd_args *a)
+{
+	static const char *const what[] = { "counters", "buckets", NULL };
+	struct kw kws[] = { { "dev" }, { 0 } };
+	const char *word = NULL;
+	int rc = kw_parse("reset", argc, argv, kws, &word), w = 0;
+
+	if (rc || (rc = parse_dev("reset", kw_get(kws, "dev"), a)))
+		return rc;
+	if (word && (w = choose("reset", "what", word, what)) < 0)
+		return EXIT_USAGE;
+	a->reset = !word || w == 0 ? RESET_COUNTERS : RESET_BUCKETS;
+	return 0;
+}
+
+/* Counters are reset by the datapath's own reset program, in one run, so
+ * a kill leaves all of it or none: it writes the new reset epoch, which
+ * makes what the CPUs hold in their caches stale and leaves it to them
+ * (tb_config.reset_epoch); zeroes the per-address and shared buckets'
+ * counters under the datapath's locks; and takes what every CPU counted
+ * from one CPU's global counters (tb_abi.h, tb_reset_req). No charge in
+ * flight is lost or kept. */
+static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
+{
+	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .repeat = 1);
+	struct tb *skel;
+	int err;
+
+	if ((int)req.stats_cpus < 0)
+		return (int)req.stats_cpus;
+	err = pending_epoch_next(m, cfg, &req.reset_epoch);
+	if (err)
+		return err;
+	skel = open_pinned(dev, cfg->max_addrs);
+	if (!skel)
+		return -errno;
+	state_load_hook(skel, NULL);
+	err = tb__load(skel);
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o))
+		err = -errno;
+	if (!err && o.retval != XDP_PASS)
+		err = -EINVAL;
+	tb__destroy(skel);
+	if (err)
+		return err;
+	cfg->reset_epoch = req.reset_epoch;
+	return 0;
+}
+
+/* Shared buckets and totals refilled: a rewrite from user space, which a
+ * charge between its read and its write is lost to, as the bucket is
+ * forgotten anyway. */
+static int refill_shared(const struct tb_maps *m)
+{
+	for (int id = 0; id < TB_MAX_RULES; id++) {
+		__u32 slot = rs.rules[id].shared;
+		struct tb_shared sh;
+		struct tb_rule of;
+
+		if (!rule_charges_shared(&rs.rules[id]))
+			continue;
+		if (bpf_map_lookup_elem_flags(m->shared, &slot, &sh, BPF_F_LOCK))
+			return -errno;
+		rule_of_shared(&rs.rules[id], &of);
+		tb_fill(&sh.b.lvl, 0, &of.r);
+		if (bpf_map_update_elem(m->shared, &slot, &sh, BPF_F_LOCK))
+			return -errno;
+	}
+	return 0;
+}
+
+static int run_reset(const struct cmd_args *a)
+{
+	struct tb_maps m;
+	int err;
+
+	if (open_attached("reset", a->dev, &m))
+		return 1;
+	err = ruleset_load(&rs, &m);
+	if (!err && a->reset == RESET_BUCKETS) {
+		/* First: what the CPUs count from here on is the new
+		 * buckets'. */
+		err = pending_restart(&m, &rs.cfg);
+		/* Buckets are forgotten, and what evicted ones owed with
+		 * them: every address starts full. */
+		if (!err)
+			err = buckets_clear(&m);
+		if (!err)
+			err = owed_zero(&m);
+		/* CPUs keep copies of the forgotten buckets' bounds:
+		 * made stale. */
+		if (!err)
+			err = ruleset_invalidate(&rs);
+		if (!err)
+			err = refill_shared(&m);
+	}
+	if (!err && a->reset == RESET_COUNTERS)
+		err = reset_counters(a->dev, &m, &rs.cfg);
+	maps_close(&m);
+	if (err) {
+		out_error("reset dev %s: %s", a->dev, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+const struct command cmd_show = {
+	"show", parse_show, run_show, "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]", true, CAPS_READ,
+};
+const struct command cmd_stats = { "stats", parse_stats, run_stats, "dev DEV", true, CAPS_READ };
+const struct command cmd_reset = { "reset", parse_reset, run_reset, "dev DEV [counters|buckets]", true, CAPS_LOAD };

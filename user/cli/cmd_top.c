@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/* top: a live view of one device, refreshed every interval: per address
+ * its rule, passed and dropped rates over the last interval, tokens and
+ * the share of its cap in use, under the device's totals. A screen drawn
+ * with ncurses on a terminal (q quits, a key picks the sort column);
+ * plain blocks on anything else, as top -b; one JSON document a refresh
+ * under -j. Reads as show does: no lock. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <curses.h>
+#include <bpf/bpf.h>
+#include "lib/clock.h"
+#include "view/output.h"
+#include "lib/snapshot.h"
+#include "lib/state.h"
+#include "cli/tbctl.h"
+#include "lib/units.h"
+
+enum top_col { COL_DROPPED, COL_PASSED, COL_SHARE, COL_TOKENS, COL_ADDRESS, COL_RULE };
+static const char *const col_names[] = { "dropped", "passed", "share", "tokens", "address", "rule", NULL };
+static const char col_keys[] = "dpstar";
+
+#define TOP_INTERVAL_MAX_MS 3600000u
+
+/* One address at one refresh. */
+struct top_row {
+	struct tb_addr addr;
+	int rule;
+	struct tb_counters c;
+	__u64 tokens;
+	/* over the last interval */
+	double passed_bps, passed_pps, dropped_bps, dropped_pps, share;
+};
+
+struct frame {
+	struct top_row *v;
+	size_t n, cap;
+	struct tb_stats st;
+	__u64 now;
+	struct ruleset *rs;
+};
+
+static int parse_top(int argc, char **argv, struct cmd_args *a)
+{
+	double secs;
+	char *end;
+
+	a->top_interval_ms = 1000;
+	a->top_col = COL_DROPPED;
+	for (int i = 0; i < argc; i += 2) {
+		const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int c;
+
+		if (strcmp(w, "dev") && strcmp(w, "sort") && strcmp(w, "-n") && strcmp(w, "interval") &&
+		    strcmp(w, "rows"))
+			return usage_error("top", "unknown keyword \"%s\"", w);
+		if (!v)
+			return usage_error("top", "keyword \"%s\" needs a value", w);
+		if (!strcmp(w, "dev")) {
+			if (a->has_dev)
+				return usage_error("top", "keyword \"dev\" given twice");
+			if (parse_dev("top", v, a))
+				return EXIT_USAGE;
+		} else if (!strcmp(w, "sort")) {
+			if ((c = choose("top", "sort", v, col_names)) < 0)
+				return EXIT_USAGE;
+			a->top_col = c;
+		} else if (!strcmp(w, "-n")) {
+			if (parse_count("top", "-n", v, 1, 1000000, &a->top_count))
+				return EXIT_USAGE;
+		} else if (!strcmp(w, "rows")) {
+			if (parse_count("top", "rows", v, 1, 100000, &a->top))
+				return EXIT_USAGE;
+		} else {
+			secs = strtod(v, &end);
+			if (end == v || *end || !isfinite(secs) || secs < 0.1 || secs * 1000 > TOP_INTERVAL_MAX_MS)
+				return usage_error("top", "invalid interval \"%s\" (seconds, 0.1 to 3600)", v);
+			a->top_interval_ms = (unsigned int)(secs * 1000 + 0.5);
+		}
+	}
+	if (out.batch_line > 0) {
+		out_error("top is no command to run from a batch");
+		return EXIT_USAGE;
+	}
+	return a->has_dev ? 0 : usage_error("top", "missing \"dev DEV\"");
+}
+
+static int add_row(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
+{
+	struct frame *s = ctx;
+	struct top_row *r;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		struct top_row *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	r = &s->v[s->n++];
+	memset(r, 0, sizeof(*r));
+	r->addr = *a;
+	r->c = b->c;
+	r->rule = rule;
+	if (r->rule >= 0) {
+		const struct tb_rule *rule = &s->rs->rules[r->rule];
+
+		r->tokens = bucket_units(b, rule, s->now);
+	}
+	return 0;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+	return memcmp(&((const struct top_row *)x)->addr, &((const struct top_row *)y)->addr, sizeof(struct tb_addr));
+}
+
+/* The device as it is now; rows sorted by address, for the next diff. */
+static int take(const char *dev, struct frame *s)
+{
+	struct snapshot sn;
+	struct tb_maps m;
+	int err = state_open(dev, &m);
+
+	if (err)
+		return err;
+	s->n = 0;
+	err = snapshot_begin(&sn, &m, s->rs);
+	if (!err)
+		err = stats_sum(&m, &s->st);
+	s->now = now_ns();
+	if (!err)
+		err = snapshot_foreach(&sn, add_row, s);
+	snapshot_end(&sn);
+	maps_close(&m);
+	if (!err && s->n)
+		qsort(s->v, s->n, sizeof(*s->v), by_addr);
+	return err;
+}
+
+/* Counters that fell since *prev were reset, or their bucket evicted and
+ * made anew: they count from 0 again. */
+static void count_from(struct tb_counters *prev, const struct tb_counters *cur)
+{
+	if (cur->passed_bytes < prev->passed_bytes || cur->dropped_bytes < prev->dropped_bytes)
+		memset(prev, 0, sizeof(*prev));
+}
+
+/* Rates of cur's rows against prev (an address new since counts from 0). */
+static void rates(struct frame *cur, const struct frame *prev)
+{
+	double secs = (cur->now - prev->now) / 1e9;
+	size_t j = 0;
+
+	for (size_t i = 0; i < cur->n; i++) {
+		struct top_row *r = &cur->v[i];
+		struct tb_counters p = {};
+
+		while (j < prev->n && by_addr(&prev->v[j], r) < 0)
+			j++;
+		if (j < prev->n && !by_addr(&prev->v[j], r))
+			p = prev->v[j].c;
+		count_from(&p, &r->c);
+		r->passed_bps = (r->c.passed_bytes - p.passed_bytes) * 8 / secs;
+		r->passed_pps = (r->c.passed_packets - p.passed_packets) / secs;
+		r->dropped_bps = (r->c.dropped_bytes - p.dropped_bytes) * 8 / secs;
+		r->dropped_pps = (r->c.dropped_packets - p.dropped_packets) / secs;
+		r->share = 0;
+		if (r->rule >= 0 && cur->rs->rules[r->rule].r.rate) {
+			const struct tb_rule *rule = &cur->rs->rules[r->rule];
+			double used = rule->cost == TB_COST_PACKETS ? r->passed_pps : r->passed_bps / 8;
+
+			r->share = used / rule->r.rate;
+		}
+	}
+}
+
+static int sort_col;
+
+static int by_column(const void *x, const void *y)
+{
+	const struct top_row *a = x, *b = y;
+	double va = 0, vb = 0;
+
+	switch (sort_col) {
+	case COL_DROPPED: va = a->dropped_bps; vb = b->dropped_bps; break;
+	case COL_PASSED: va = a->passed_bps; vb = b->passed_bps; break;
+	case COL_SHARE: va = a->share; vb = b->share; break;
+	case COL_TOKENS: va = a->tokens; vb = b->tokens; break;
+	case COL_RULE: va = b->rule; vb = a->rule; break;      /* in rule table order */
+	default: return by_addr(a, b);
+	}
+	return va < vb ? 1 : va > vb ? -1 : by_addr(a, b);
+}
+
+static void rate_text(double bps, char *buf, size_t len)
+{
+	format_rate((__u64)(bps / 8 + 0.5), 0, buf, len);
+}
+
+static void rule_text(const struct frame *s, int id, char *buf, size_t len)
+{
+	if (id < 0)
+		snprintf(buf, len, "-");
+	else
+		rule_format(&s->rs->rules[id], buf, len);
+}
+
+struct totals {
+	double passed_bps, passed_pps, dropped_bps, dropped_pps;
+};
+
+static struct totals totals_of(const struct frame *cur, const struct frame *prev)
+{
+	double secs = (cur->now - prev->now) / 1e9;
+	struct tb_counters p = prev->st.c;
+
+	count_from(&p, &cur->st.c);
+	return (struct totals){
+		(cur->st.c.passed_bytes - p.passed_bytes) * 8 / secs,
+		(cur->st.c.passed_packets - p.passed_packets) / secs,
+		(cur->st.c.dropped_bytes - p.dropped_bytes) * 8 / secs,
+		(cur->st.c.dropped_packets - p.dropped_packets) / secs,
+	};
+}
+
+/* One refresh as text: to a window (ncurses) or to stdout. */
+static void print_text(const char *dev, const struct frame *s, const struct totals *t, size_t rows,
+		       int (*line)(const char *fmt, ...))
+{
+	char a[PREFIX_TEXT_MAX], b[PREFIX_TEXT_MAX], c[64], d[64];
+
+	rate_text(t->passed_bps, a, sizeof(a));
+	rate_text(t->dropped_bps, b, sizeof(b));
+	line("tbctl top dev %s: %zu addresses; passed %s %.0f pps; dropped %s %.0f pps; sort %s\n", dev, s->n,
+	     a, t->passed_pps, b, t->dropped_pps, col_names[sort_col]);
+	line("%-40s %-20s %12s %10s %12s %10s %12s %6s\n", "ADDRESS", "RULE", "PASSED", "PPS", "DROPPED",
+	     "PPS", "TOKENS", "SHARE");
+	for (size_t i = 0; i < s->n && i < rows; i++) {
+		const struct top_row *r = &s->v[i];
+
+		ruleset_addr_format(s->rs, &r->addr, r->rule, a, sizeof(a));
+		rule_text(s, r->rule, b, sizeof(b));
+		rate_text(r->passed_bps, c, sizeof(c));
+		rate_text(r->dropped_bps, d, sizeof(d));
+		line("%-40s %-20s %12s %10.0f %12s %10.0f %12llu %5.0f%%\n", a, b, c, r->passed_pps, d,
+		     r->dropped_pps, (unsigned long long)r->tokens, r->share * 100);
+	}
+}
+
+static void print_json(const char *dev, const struct frame *s, const struct totals *t, size_t rows)
+{
+	struct json_object *o = json_object_new_object(), *tot = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+	char a[PREFIX_TEXT_MAX], b[PREFIX_TEXT_MAX];
+
+	json_add_str(o, "dev", dev);
+	json_add_str(o, "sort", col_names[sort_col]);
+	json_add_u64(tot, "addresses", s->n);
+	json_object_object_add(tot, "passed_bits_per_sec", json_object_new_double(t->passed_bps));
+	json_object_object_add(tot, "passed_packets_per_sec", json_object_new_double(t->passed_pps));
+	json_object_object_add(tot, "dropped_bits_per_sec", json_object_new_double(t->dropped_bps));
+	json_object_object_add(tot, "dropped_packets_per_sec", json_object_new_double(t->dropped_pps));
+	json_object_object_add(o, "totals", tot);
+	for (size_t i = 0; i < s->n && i < rows; i++) {
+		const struct top_row *r = &s->v[i];
+		struct json_object *e = json_object_new_object();
+
+		ruleset_addr_format(s->rs, &r->addr, r->rule, a, sizeof(a));
+		rule_text(s, r->rule, b, sizeof(b));
+		json_add_str(e, "address", a);
+		json_add_str(e, "rule", b);
+		json_object_object_add(e, "passed_bits_per_sec", json_object_new_double(r->passed_bps));
+		json_object_object_add(e, "passed_packets_per_sec", json_object_new_double(r->passed_pps));
+		json_object_object_add(e, "dropped_bits_per_sec", json_object_new_double(r->dropped_bps));
+		json_object_object_add(e, "dropped_packets_per_sec", json_object_new_double(r->dropped_pps));
+		json_add_u64(e, r->rule >= 0 && s->rs->rules[r->rule].cost == TB_COST_PACKETS ? "tokens_packets" :
+			     "tokens_bytes", r->tokens);
+		json_object_object_add(e, "share", json_object_new_double(r->share));
+		if (r->rule >= 0 && s->rs->rules[r->rule].fleet) {
+			__u64 credit, refused;
+
+			snapshot_fleet_key(&s->rs->m, &s->rs->rules[r->rule], &r->addr, s->now, &credit, &refused);
+			json_add_u64(e, "fleet_credit", credit);
+		}
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "addresses", arr);
+	out_json(o);
+	fflush(stdout);
+}
+
+static int line_stdout(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static int line_curses(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vw_printw(stdscr, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* Waits an interval; on a screen, a key may quit (q) or resort. 1 to quit. */
+static int wait_keys(bool screen, unsigned int ms)
+{
+	__u64 until = now_ns() + ms * 1000000ULL;
+
+	if (!screen) {
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	for (;;) {
+		__u64 now = now_ns();
+		const char *k;
+		int ch;
+
+		if (now >= until)
+			return 0;
+		timeout((int)((until - now) / 1000000) + 1);
+		ch = getch();
+		if (ch == 'q' || ch == 'Q')
+			return 1;
+		if (ch != ERR && ch && (k = strchr(col_keys, ch))) {
+			sort_col = k - col_keys;
+			return 0;
+		}
+	}
+}
+
+static int run_top(const struct cmd_args *a)
+{
+	struct frame snap[2] = {};
+	bool screen = !out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	unsigned int shown = 0;
+	int err, cur = 0;
+
+	if (device_lock("top", a->dev, false))
+		return 1;
+	snap[0].rs = calloc(1, sizeof(*snap[0].rs));
+	snap[1].rs = calloc(1, sizeof(*snap[1].rs));
+	err = snap[0].rs && snap[1].rs ? take(a->dev, &snap[0]) : -ENOMEM;
+	if (err) {
+		out_error("top dev %s: %s", a->dev, err == -ENOENT ? "not attached" : strerror(-err));
+		free(snap[0].rs);
+		free(snap[1].rs);
+		return 1;
+	}
+	sort_col = a->top_col;
+	if (screen) {
+		initscr();
+		cbreak();
+		noecho();
+		curs_set(0);
+	}
+	while (!a->top_count || shown < a->top_count) {
+		struct frame *s = &snap[!cur], *prev = &snap[cur];
+		struct totals t;
+		size_t rows = a->top ? a->top : screen ? (size_t)(LINES > 3 ? LINES - 3 : 1) : 20;
+
+		if (wait_keys(screen, a->top_interval_ms))
+			break;
+		err = take(a->dev, s);
+		if (err)
+			break;
+		rates(s, prev);
+		t = totals_of(s, prev);
+		if (s->n)       /* qsort's pointer must not be NULL */
+			qsort(s->v, s->n, sizeof(*s->v), by_column);
+		if (out.json) {
+			print_json(a->dev, s, &t, rows);
+		} else if (screen) {
+			erase();
+			move(0, 0);
+			print_text(a->dev, s, &t, rows, line_curses);
+			refresh();
+		} else {
+			print_text(a->dev, s, &t, rows, line_stdout);
+			putchar('\n');
+			fflush(stdout);
+		}
+		/* Back in address order for the next diff. */
+		if (s->n)
+			qsort(s->v, s->n, sizeof(*s->v), by_addr);
+		cur = !cur;
+		shown++;
+	}
+	if (screen)
+		endwin();
+	for (int i = 0; i < 2; i++) {
+		free(snap[i].v);
+		free(snap[i].rs);
+	}
+	if (err) {
+		out_error("top dev %s: %s", a->dev, err == -ENOENT ? "detached" : strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+const struct command cmd_top = {
+	"top", parse_top, run_top,
+	"dev DEV [sort dropped|passed|share|tokens|address|rule] [interval SECONDS] [rows N] [-n COUNT]", false, CAPS_READ,
+};

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The Prometheus text format of tbctl's state: per device whether its
+ * program is on it and fq paces its shape rules, the global counters
+ * (summed over CPUs), per rule its parameters and the sums of
+ * its addresses' counters, the table's fill, and the top addresses by
+ * dropped bytes. Read lock-free, as show reads: a scrape never waits for
+ * a change nor holds one up, and maps opened before a detach stay
+ * readable until closed, so a scrape sees a device whole or not at all. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include "lib/agent_state.h"
+#include "lib/clock.h"
+#include "lib/heap.h"
+#include "lib/hook.h"
+#include "exporter/metrics.h"
+#include "lib/names.h"
+#include "lib/ruleset.h"
+#include "lib/snapshot.h"
+#include "lib/state.h"
+
+#define MAX_DEVS 256
+
+struct rule_sum {
+	struct tb_counters c;
+	struct tb_counters total;       /* of its total's bucket */
+	__u64 addrs;
+};
+
+struct top_row {
+	struct tb_addr addr;
+	int rule;
+	struct tb_counters c;
+};
+
+/* One device as read at one moment. */
+struct dev_read {
+	char dev[IF_NAMESIZE];
+	bool read;                      /* its pins, read whole */
+	bool hooked;                    /* tbctl's program on the device */
+	int paced;                      /* fq paces its shape rules: 1, 0; -1: no shape rule */
+	struct tb_config cfg;
+	struct tb_stats st;
+	struct tb_fleet_state fs;       /* heartbeat_ns 0: no fleet agent has run */
+	__u64 tracked;
+	struct ruleset *rs;
+	struct rule_sum *sum;           /* [TB_MAX_RULES] */
+	struct top_row *top;            /* heap.h, top_n at most */
+	size_t ntop, top_n;
+};
+
+static const char *const stats_help[] = {
+	"Packets passed, within their rule's limit (or delayed by action shape)",
+	"Bytes passed, as frames on the wire",
+	"Packets dropped: over the limit, or by the early congestion signal",
+	"Bytes dropped",
+	"Packets over the limit passed by a monitor rule",
+	"Bytes over the limit passed by a monitor rule",
+	"Packets that matched no rule (passed)",
+	"Bytes that matched no rule (passed)",
+	"Frames that are not IP (passed)",
+	"IPv6 neighbour discovery packets (passed unpoliced)",
+	"Malformed or truncated packets (passed)",
+	"Per-address buckets created",
+	"Packets of dropped_packets dropped by the early signal",
+	"Packets passed with ECN CE set (action mark)",
+	"Packets of passed_packets given a later departure (action shape)",
+	"Packets of passed_packets that an action pass rule let through uncharged",
+	"Bytes of passed_bytes that an action pass rule let through uncharged",
+	"Packets of dropped_packets that a fleet key had neither static share nor store credit for",
+	"Packets of fleet_refused_packets whose key found no room in fleet[]",
+	"Packets of dropped_packets: later fragments whose first was not seen, where a rule with ports could take them",
+	"Packets of dropped_packets: IPv6 packets whose header chain was not walked to its end, where a rule with a match could take them",
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	"A counter of the layout after this one (test fixture)",
+#endif
+};
+_Static_assert(sizeof(stats_help) / sizeof(stats_help[0]) == sizeof(struct tb_stats) / sizeof(__u64),
+	       "help for every counter");
+
+static void put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u64 v)
+{
+	fprintf(f, "%s{dev=\"", name);
+	put_label(f, d->dev);
+	fprintf(f, "\"} %llu\n", (unsigned long long)v);
+}
+
+static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int id, __u64 v)
+{
+	char rule[PREFIX_TEXT_MAX];
+
+	rule_format(&d->rs->rules[id], rule, sizeof(rule));
+	fprintf(f, "%s{dev=\"", name);
+	put_label(f, d->dev);
+	fprintf(f, "\",rule=\"%s\",action=\"%s\"} %llu\n", rule, action_names[d->rs->rules[id].action],
+		(unsigned long long)v);
+}
+
+/* Listing order of the top addresses: most dropped bytes first. */
+static int by_dropped_desc(const void *x, const void *y)
+{
+	__u64 a = ((const struct top_row *)x)->c.dropped_bytes, b = ((const struct top_row *)y)->c.dropped_bytes;
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
+{
+	struct dev_read *d = ctx;
+	struct top_row r = { .addr = *a, .c = b->c, .rule = rule };
+
+	d->tracked++;
+	if (r.rule >= 0) {
+		tb_counters_add(&d->sum[r.rule].c, &r.c);
+		d->sum[r.rule].addrs++;
+	}
+	if (r.c.dropped_bytes)
+		heap_offer(d->top, &d->ntop, d->top_n, sizeof(r), &r, by_dropped_desc);
+	return 0;
+}
+
+/* The device's maps, read in the order show reads them. -ENOENT (and
+ * not attached) when there are no pins, or another build's. */
+static int read_dev(struct dev_read *d)
+{
+	struct snapshot sn;
+	struct tb_maps m;
+	int err = state_open(d->dev, &m);
+	bool moved;
+
+	if (err)
+		return err == -ENOENT || err == -EPROTO || err == -ESTALE ? 0 : err;
+	memset(&sn, 0, sizeof(sn));
+	err = state_read_config(&m, &d->cfg);
+	if (!err && !d->cfg.attached)
+		goto out;
+	if (!err)
+		err = snapshot_begin(&sn, &m, d->rs);
+	if (!err)
+		d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
+	if (!err) {
+		d->paced = shape_paced(d->dev, &d->cfg, d->rs);
+		err = d->paced < -1 ? d->paced : 0;
+	}
+	if (!err)
+		err = stats_sum(&m, &d->st);
+	if (!err && bpf_map_lookup_elem(m.fleetstate, &(__u32){ 0 }, &d->fs))
+		err = -errno;
+	if (!err)
+		err = snapshot_foreach(&sn, read_bucket, d);
+	if (!err && d->ntop)
+		qsort(d->top, d->ntop, sizeof(*d->top), by_dropped_desc);
+	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
+		__u32 slot = d->rs->rules[id].shared;
+		struct tb_shared sh;
+
+		if (!rule_charges_shared(&d->rs->rules[id]))
+			continue;
+		if (bpf_map_lookup_elem_flags(m.shared, &slot, &sh, BPF_F_LOCK))
+			err = -errno;
+		else if (d->rs->rules[id].total.rate)
+			d->sum[id].total = sh.b.c;
+		else
+			d->sum[id].c = sh.b.c;
+	}
+	d->read = !err;
+out:
+	snapshot_end(&sn);
+	maps_close(&m);
+	return err;
+}
+
+/* The fleet agent's state, for the devices one has run on. */
+static void write_fleet(FILE *f, struct dev_read *d, int n)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "tbctl_fleet_agent_up", "gauge", "1 while the fleet agent (tbctl fleet run) runs" },
+		{ "tbctl_fleet_store_reachable", "gauge", "1 when the agent's latest store call succeeded" },
+		{ "tbctl_fleet_store_rtt_seconds", "gauge", "The round trip of the agent's latest store call" },
+		{ "tbctl_fleet_last_grant_age_seconds", "gauge", "Time since the store last granted credit" },
+		{ "tbctl_fleet_keys", "gauge", "Fleet keys this host holds (fleet show)" },
+		{ "tbctl_fleet_store_calls_total", "counter", "Store calls that succeeded" },
+		{ "tbctl_fleet_store_errors_total", "counter", "Store calls and connects that failed" },
+		{ "tbctl_fleet_granted_units_total", "counter", "Credit the store granted this host, in rule units" },
+		{ "tbctl_fleet_returned_units_total", "counter", "Unspent credit this host gave back" },
+	};
+	__u64 now = now_ns();
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, fam[k].type, fam[k].help);
+		for (int i = 0; i < n; i++) {
+			const struct tb_fleet_state *fs = &d[i].fs;
+			double v[] = { !strcmp(fleet_agent_state(fs), "running"), fs->reachable, fs->rtt_ns / 1e9,
+				       fs->last_grant_ns ? (now - fs->last_grant_ns) / 1e9 : 0, fs->keys, fs->calls,
+				       fs->errors, fs->granted, fs->returned };
+
+			if (!d[i].read || !fs->heartbeat_ns)
+				continue;
+			fprintf(f, "%s{dev=\"", fam[k].name);
+			put_label(f, d[i].dev);
+			fprintf(f, "\",fleet=\"");
+			put_label(f, fs->fleet);
+			fprintf(f, "\"} %.17g\n", v[k]);
+		}
+	}
+}
+
+/* Every family, over every device that was read. */
+static void write_families(FILE *f, struct dev_read *d, int n)
+{
+	static const char *const sums[] = { "passed_packets", "passed_bytes", "dropped_packets",
+					     "dropped_bytes", "monitored_packets", "monitored_bytes" };
+	char name[96], help[160];
+
+	family(f, "tbctl_device_attached", "gauge",
+	       "1 when tbctl polices the device, 0 when not: no pins, or its program is gone from the device");
+	for (int i = 0; i < n; i++)
+		sample_dev(f, "tbctl_device_attached", &d[i], d[i].read && d[i].hooked);
+	family(f, "tbctl_device_shape_paced", "gauge",
+	       "For a device with action shape rules: 1 when fq schedules its egress, 0 when shaped packets pass unpaced");
+	for (int i = 0; i < n; i++)
+		if (d[i].read && d[i].paced >= 0)
+			sample_dev(f, "tbctl_device_shape_paced", &d[i], d[i].paced);
+	family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
+	for (int i = 0; i < n; i++)
+		if (d[i].read)
+			sample_dev(f, "tbctl_addresses_tracked", &d[i], d[i].tracked);
+	family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
+	for (int i = 0; i < n; i++)
+		if (d[i].read)
+			sample_dev(f, "tbctl_addresses_max", &d[i], d[i].cfg.max_addrs);
+	for (int k = 0; k < tb_stats_count; k++) {
+		snprintf(name, sizeof(name), "tbctl_%s_total", tb_stats_names[k]);
+		family(f, name, "counter", stats_help[k]);
+		for (int i = 0; i < n; i++)
+			if (d[i].read)
+				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
+	}
+
+	/* Rule parameters, in the unit the rule counts: rate, then burst. */
+	for (int cost = TB_COST_BYTES; cost <= TB_COST_PACKETS; cost++) {
+		const char *unit = cost == TB_COST_BYTES ? "bytes" : "packets";
+
+		for (int burst = 0; burst <= 1; burst++) {
+			snprintf(name, sizeof(name), burst ? "tbctl_rule_burst_%s" : "tbctl_rule_rate_%s_per_second",
+				 unit);
+			snprintf(help, sizeof(help), "A rule's %s, for rules that count %s", burst ? "burst" : "rate",
+				 unit);
+			family(f, name, "gauge", help);
+			for (int i = 0; i < n; i++)
+				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+					const struct tb_rule *r = &d[i].rs->rules[id];
+
+					if (r->in_use && r->cost == cost && r->action != TB_ACTION_PASS)
+						sample_rule(f, name, &d[i], id, burst ? r->burst : r->r.rate);
+				}
+			snprintf(name, sizeof(name), burst ? "tbctl_rule_total_burst_%s" :
+				 "tbctl_rule_total_rate_%s_per_second", unit);
+			snprintf(help, sizeof(help), "The %s of a rule's total, for rules that count %s",
+				 burst ? "burst" : "rate", unit);
+			family(f, name, "gauge", help);
+			for (int i = 0; i < n; i++)
+				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+					const struct tb_rule *r = &d[i].rs->rules[id];
+
+					if (r->in_use && r->cost == cost && r->total.rate)
+						sample_rule(f, name, &d[i], id, burst ? r->total_burst : r->total.rate);
+				}
+		}
+	}
+	for (int bytes = 0; bytes <= 1; bytes++) {
+		snprintf(name, sizeof(name), "tbctl_rule_total_refused_%s_total", bytes ? "bytes" : "packets");
+		snprintf(help, sizeof(help), "%s the rule's addresses passed and its total refused (dropped, "
+			 "or counted by a monitor rule)", bytes ? "Bytes" : "Packets");
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+				const struct tb_counters *t = &d[i].sum[id].total;
+
+				if (d[i].rs->rules[id].in_use && d[i].rs->rules[id].total.rate)
+					sample_rule(f, name, &d[i], id, bytes ? t->dropped_bytes + t->monitored_bytes :
+						    t->dropped_packets + t->monitored_packets);
+			}
+	}
+	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
+	for (int i = 0; i < n; i++)
+		for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
+			if (d[i].rs->rules[id].in_use)
+				sample_rule(f, "tbctl_rule_addresses", &d[i], id, d[i].sum[id].addrs);
+	for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++) {
+		snprintf(name, sizeof(name), "tbctl_rule_%s_total", sums[k]);
+		snprintf(help, sizeof(help), "%s of the rule's tracked addresses, or of its shared bucket "
+			 "(an evicted or reset address takes its share along)", sums[k]);
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
+				if (d[i].rs->rules[id].in_use)
+					sample_rule(f, name, &d[i], id, ((const __u64 *)&d[i].sum[id].c)[k]);
+	}
+
+	/* The top addresses by dropped bytes: one series each. */
+	for (size_t k = 0; k < 4; k++) {
+		bool any = false;
+
+		for (int i = 0; i < n; i++)
+			any |= d[i].ntop > 0;
+		if (!any)
+			break;
+		snprintf(name, sizeof(name), "tbctl_address_%s_total", sums[k]);
+		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", sums[k]);
+		family(f, name, "counter", help);
+		for (int i = 0; i < n; i++)
+			for (size_t t = 0; t < d[i].ntop; t++) {
+				const struct top_row *r = &d[i].top[t];
+				char addr[INET6_ADDRSTRLEN], rule[PREFIX_TEXT_MAX] = "none";
+
+				ruleset_addr_format(d[i].rs, &r->addr, r->rule, addr, sizeof(addr));
+				if (r->rule >= 0)
+					rule_format(&d[i].rs->rules[r->rule], rule, sizeof(rule));
+				fprintf(f, "%s{dev=\"", name);
+				put_label(f, d[i].dev);
+				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,
+					(unsigned long long)((const __u64 *)&r->c)[k]);
+			}
+	}
+}
+
+struct found {
+	char (*names)[IF_NAMESIZE];
+	int n;
+};
+
+static int found_device(const char *dev, void *ctx)
+{
+	struct found *f = ctx;
+
+	if (f->n < MAX_DEVS)
+		strcpy(f->names[f->n++], dev);
+	return 0;
+}
+
+int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
+{
+	static char found[MAX_DEVS][IF_NAMESIZE];
+	struct dev_read *d;
+	int err = 0;
+
+	if (!n) {
+		struct found f = { found, 0 };
+
+		state_foreach_device(found_device, &f);
+		n = f.n;
+		devs = NULL;
+	}
+	d = calloc(n ? n : 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (int i = 0; i < n && !err; i++) {
+		snprintf(d[i].dev, sizeof(d[i].dev), "%s", devs ? devs[i] : found[i]);
+		d[i].rs = calloc(1, sizeof(*d[i].rs));
+		d[i].sum = calloc(TB_MAX_RULES, sizeof(*d[i].sum));
+		d[i].top_n = top;
+		d[i].top = calloc(top ? top : 1, sizeof(*d[i].top));
+		if (!d[i].rs || !d[i].sum || !d[i].top)
+			err = -ENOMEM;
+		else
+			err = read_dev(&d[i]);
+	}
+	if (!err) {
+		int shown = 0;
+
+		/* Found by the pin directory alone: listed only when read. */
+		for (int i = 0; i < n; i++) {
+			if (devs || d[i].read) {
+				d[shown++] = d[i];
+				continue;
+			}
+			free(d[i].rs);
+			free(d[i].sum);
+			free(d[i].top);
+		}
+		write_families(out, d, shown);
+		write_fleet(out, d, shown);
+		n = shown;
+		err = fflush(out) || ferror(out) ? -EIO : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		free(d[i].rs);
+		free(d[i].sum);
+		free(d[i].top);
+	}
+	free(d);
+	return err;
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
+ * own filter on the clsact ingress or egress hook; and whether the device
+ * keeps the departure times it sets (action shape). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lib/hook.h"
+#include "lib/ruleset.h"
+#include "lib/err.h"
+#include "lib/qdisc.h"
+
+/* Our tc filter's identity on the clsact hook, so replace and detach find
+ * exactly it and leave other filters alone. */
+#define TB_TC_HANDLE 0x7b1
+#define TB_TC_PRIO 0x7b1
+
+bool dev_here(const char *dev, const struct tb_config *cfg)
+{
+	return if_nametoindex(dev) == cfg->ifindex;
+}
+
+static __u32 xdp_flags(int mode)
+{
+	return mode == TB_MODE_XDP ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+}
+
+bool hook_xdp_frags(struct bpf_program *xdp)
+{
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) != 1)
+		return false;
+	return !bpf_program__set_flags(xdp, bpf_program__flags(xdp) | BPF_F_XDP_HAS_FRAGS);
+}
+
+void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->sz = sizeof(*h);
+	h->ifindex = ifindex;
+	h->attach_point = mode == TB_MODE_TC_EGRESS ? BPF_TC_EGRESS : BPF_TC_INGRESS;
+}
+
+/* Whether program id is tbctl's datapath: its name, and maps named as
+ * tbctl's. How a program whose pins this bpffs lacks is recognised. */
+static bool is_tbctl_prog(__u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), map_ids[32];
+	int fd = bpf_prog_get_fd_by_id(id), found = 0;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = sizeof(map_ids) / sizeof(map_ids[0]);
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (strcmp(info.name, "tb_xdp") && strcmp(info.name, "tb_tc")))
+		info.nr_map_ids = 0;
+	close(fd);
+	for (__u32 i = 0; i < info.nr_map_ids && i < sizeof(map_ids) / sizeof(map_ids[0]); i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen))
+			found += !strcmp(mi.name, "buckets") || !strcmp(mi.name, "config");
+		close(mfd);
+	}
+	return found == 2;
+}
+
+__u32 prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+bool hook_order_holds(const char *machine)
+{
+	static const char *const x86[] = { "x86_64", "i386", "i486", "i586", "i686" };
+
+	for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
+		if (!strcmp(machine, x86[i]))
+			return true;
+	return false;
+}
+
+bool prog_uses(__u32 prog_id, int fd)
+{
+	struct bpf_map_info mi = {};
+	struct bpf_prog_info pi = {};
+	__u32 ids[64], len = sizeof(mi), n;
+	int pfd;
+	bool used = false;
+
+	if (!prog_id || bpf_obj_get_info_by_fd(fd, &mi, &len))
+		return false;
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return false;
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (!bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+		n = pi.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? pi.nr_map_ids : sizeof(ids) / sizeof(ids[0]);
+		for (__u32 k = 0; k < n; k++)
+			used |= ids[k] == mi.id;
+	}
+	close(pfd);
+	return used;
+}
+
+__u32 map_user(int fd)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		if (prog_uses(id, fd))
+			return id;
+	return 0;
+}
+
+/* Attach prog_fd, atomically replacing our previous program when there is
+ * one, so no packet passes unpoliced in between. */
+int hook_program(int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc, struct tb_err *e)
+{
+	if (mode == TB_MODE_XDP || mode == TB_MODE_XDPGENERIC) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
+		__u32 flags = xdp_flags(mode), old_id = 0;
+		int err;
+
+		/* Only tbctl's own program is replaced: another one put in
+		 * its place makes the attach fail as on a fresh device. */
+		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id && is_tbctl_prog(old_id)) {
+			xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
+			if (xo.old_prog_fd >= 0)
+				flags |= XDP_FLAGS_REPLACE;
+		}
+		if (!(flags & XDP_FLAGS_REPLACE))
+			flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+		err = bpf_xdp_attach(ifindex, prog_fd, flags, &xo);
+		if (xo.old_prog_fd > 0)
+			close(xo.old_prog_fd);
+		if (err == -EBUSY || err == -EEXIST)
+			return tb_fail(e, err, "another XDP program is attached");
+		if (err == -EOPNOTSUPP && mode == TB_MODE_XDP)
+			return tb_fail(e, err, "the driver has no native XDP (try mode xdpgeneric)");
+		if (err)
+			return tb_fail(e, err, "attach XDP program: %s", strerror(-err));
+		return 0;
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO, .prog_fd = prog_fd);
+		struct bpf_tc_hook hook;
+		struct tc_filters f;
+		int err;
+
+		tc_hook_of(ifindex, mode, &hook);
+		err = bpf_tc_hook_create(&hook);
+		if (err && err != -EEXIST) {
+			return tb_fail(e, err, "create clsact qdisc: %s", strerror(-err));
+		}
+		if (!err)
+			*own_qdisc = true;
+		else if (!replace)
+			*own_qdisc = false;     /* someone else's, made meanwhile */
+		/* Only tbctl's own filter is replaced: another one at its
+		 * handle and priority (put there by hand) makes the attach
+		 * fail, and stays. */
+		err = qdisc_clsact_filters(ifindex, mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
+		if (err) {
+			tb_fail(e, err, "list tc filters: %s", strerror(-err));
+		} else if (f.kind[0] && !(f.prog_id && is_tbctl_prog(f.prog_id))) {
+			err = tb_fail(e, -EEXIST, "another tc filter (%s%s) is at tbctl's handle and priority (%#x) on %s",
+				      f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
+				      mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+		} else {
+			to.flags = f.kind[0] && replace ? BPF_TC_F_REPLACE : 0;
+			err = bpf_tc_attach(&hook, &to);
+			if (err)
+				tb_fail(e, err, "attach tc filter: %s", strerror(-err));
+		}
+		if (err && *own_qdisc && !replace) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+		return err;
+	}
+}
+
+/* tbctl's programs on the device, found by the device alone: in each
+ * XDP mode, and as tbctl's tc filter at either hook. */
+int hooked_anywhere(int ifindex, struct hooked *h)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int n = 0;
+
+	if (!bpf_xdp_query(ifindex, 0, &q)) {
+		if (q.drv_prog_id && is_tbctl_prog(q.drv_prog_id))
+			h[n++] = (struct hooked){ TB_MODE_XDP, q.drv_prog_id };
+		if (q.skb_prog_id && is_tbctl_prog(q.skb_prog_id))
+			h[n++] = (struct hooked){ TB_MODE_XDPGENERIC, q.skb_prog_id };
+	}
+	for (int mode = TB_MODE_TC_INGRESS; mode <= TB_MODE_TC_EGRESS; mode++) {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(ifindex, mode, &hook);
+		if (!bpf_tc_query(&hook, &to) && is_tbctl_prog(to.prog_id))
+			h[n++] = (struct hooked){ mode, to.prog_id };
+	}
+	return n;
+}
+
+__u32 hooked_prog(const char *dev, const struct tb_config *cfg)
+{
+	__u32 id = 0;
+
+	if (!dev_here(dev, cfg))
+		return 0;
+	if (cfg->mode <= TB_MODE_XDPGENERIC) {
+		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
+			return 0;
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
+		if (bpf_tc_query(&hook, &to))
+			return 0;
+		id = to.prog_id;
+	}
+	/* Another program (or tc filter) put in tbctl's place is not
+	 * tbctl's to report or to take off. */
+	return id && (id == cfg->prog_id || is_tbctl_prog(id)) ? id : 0;
+}
+
+int unhook(int ifindex, int mode, __u32 id)
+{
+	int err;
+
+	if (mode <= TB_MODE_XDPGENERIC) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
+
+		/* REPLACE with the old fd: only our program is taken off. */
+		err = bpf_xdp_detach(ifindex, xdp_flags(mode) | XDP_FLAGS_REPLACE, &xo);
+		close(xo.old_prog_fd);
+	} else {
+		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+		struct bpf_tc_hook hook;
+
+		tc_hook_of(ifindex, mode, &hook);
+		err = bpf_tc_detach(&hook, &to);
+	}
+	return err;
+}
+
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved)
+{
+	*moved = !dev_here(dev, cfg);
+	return *moved ? map_user(config_fd) : hooked_prog(dev, cfg);
+}
+
+int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs)
+{
+	if (!ruleset_shapes(rs) || !dev_here(dev, cfg))
+		return -1;
+	return qdisc_fq_paces(cfg->ifindex);
+}
+
+bool renamed_to(__u32 ifindex, __u32 id, char *name)
+{
+	struct hooked h[4];
+	int n = hooked_anywhere(ifindex, h);
+
+	for (int i = 0; i < n; i++)
+		if (h[i].id == id)
+			return if_indextoname(ifindex, name) != NULL;
+	return false;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
+ * own filter on the clsact ingress or egress hook; and whether the device
+ * keeps the departure times it sets (action shape). */
+#ifndef TB_HOOK_H
+#define TB_HOOK_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "tb_abi.h"
+
+/* One of tbctl's programs found on a device: its mode and id. */
+struct hooked {
+	int mode;       /* enum tb_mode */
+	__u32 id;
+};
+
+/* Whether dev is cfg's device in this network namespace: ifindexes of
+ * other namespaces name other devices here. */
+bool dev_here(const char *dev, const struct tb_config *cfg);
+/* The clsact hook of mode (tc-ingress or tc-egress) on ifindex. */
+void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
+/* Attach prog_fd to ifindex in mode; *own_qdisc: tbctl made the clsact
+ * qdisc. -errno on failure, said in e. */
+struct tb_err;
+int hook_program(int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc, struct tb_err *e);
+/* Where the kernel has multi-buffer XDP, let XDP program xdp (not loaded
+ * yet) take frames of more than one buffer, and say so: its caller then
+ * sets tb_xdp_frags, so that such a frame is charged whole. */
+bool hook_xdp_frags(struct bpf_program *xdp);
+/* tbctl's programs on ifindex in any mode, into h[4]; how many. */
+int hooked_anywhere(int ifindex, struct hooked *h);
+/* Whether program id, which uses a device's pins, is on ifindex here, now
+ * named name: the device renamed. */
+bool renamed_to(__u32 ifindex, __u32 id, char *name);
+/* The id of the program on the hook cfg names, 0 when none of tbctl's is
+ * there or dev is not cfg's device in this network namespace. */
+__u32 hooked_prog(const char *dev, const struct tb_config *cfg);
+/* The id of program fd; 0 when it cannot be read. */
+__u32 prog_id(int fd);
+/* Whether the datapath's lock-free protocols hold on machine (uname -m):
+ * they rest on stores becoming visible, and loads being made, in program
+ * order, as x86 makes them (bpf/table.h); tbctl's programs use no
+ * load-acquire or store-release, which other machines would need. */
+bool hook_order_holds(const char *machine);
+/* Whether program prog_id uses map fd. */
+bool prog_uses(__u32 prog_id, int fd);
+/* A loaded program that uses map fd (on any device, in any network
+ * namespace), 0 when none does. */
+__u32 map_user(int fd);
+/* Take program id off ifindex's hook of mode, and nothing else. */
+int unhook(int ifindex, int mode, __u32 id);
+/* The program that polices with dev's pins: tbctl's on the hook cfg
+ * names when dev is cfg's device here; else (*moved) a loaded program
+ * that uses the pinned config config_fd, on the device renamed or moved
+ * to another network namespace. 0 when there is none. */
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved);
+/* Whether the departure times the program sets for rs's action shape
+ * rules are kept: 1 when fq schedules dev's egress, 0 when not, -1 when
+ * no rule is shape or dev is not cfg's device in this network namespace
+ * (whose qdiscs are out of sight); -errno (< -1) when the qdiscs cannot
+ * be read. */
+struct ruleset;
+int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs);
+
+#endif

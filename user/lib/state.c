@@ -1,0 +1,1053 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tbctl's persistent state: bpffs pins, the per-device lock, and reading
+ * the maps back. */
+#include <dirent.h>
+#include <errno.h>
+#include <sys/random.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lib/clock.h"
+#include "bucket.h"
+#include "lib/state.h"
+#include "tb.skel.h"
+
+#define TB_MAP_NAME(name, type, key, value, written) #name,
+const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };
+const int tb_map_count = TB_N_MAPS;
+
+const char *const tb_stats_names[] = {
+	"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
+	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
+	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
+	"early_dropped_packets", "marked_packets", "delayed_packets", "allowed_packets", "allowed_bytes",
+	"fleet_refused_packets", "fleet_full_packets", "fragments_unknown_packets", "headers_unknown_packets",
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+	"fixture_next_packets",
+#endif
+};
+const int tb_stats_count = sizeof(tb_stats_names) / sizeof(tb_stats_names[0]);
+_Static_assert(sizeof(tb_stats_names) / sizeof(tb_stats_names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
+	       "a name for every counter");
+
+void maps_from_obj(struct bpf_object *obj, struct tb_maps *m)
+{
+	for (int i = 0; i < tb_map_count; i++)
+		m->fd[i] = bpf_object__find_map_fd_by_name(obj, tb_map_names[i]);
+}
+
+#define TB_MAP_SKEL_FD(name, type, key, value, written) m->name = bpf_map__fd(skel->maps.name);
+void maps_from_skel(const struct tb *skel, struct tb_maps *m)
+{
+	TB_MAPS(TB_MAP_SKEL_FD)
+}
+
+void maps_close(struct tb_maps *m)
+{
+	for (int i = 0; i < tb_map_count; i++)
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
+}
+
+int bpffs_ensure(void)
+{
+	struct statfs st;
+
+	if (!statfs(TB_BPFFS, &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", TB_BPFFS, "bpf", 0, "mode=0700"))
+		return -errno;
+	return 0;
+}
+
+const char *state_open_why(const char *dev, int err, char *buf, size_t len)
+{
+	if (err == -ENOENT)
+		snprintf(buf, len, "not attached");
+	else if (err == -EPROTO)
+		snprintf(buf, len, "the pinned maps are another tbctl build's (%s); detach, then attach with this build",
+			 state_layout_error());
+	else if (err == -ESTALE)
+		snprintf(buf, len, "the pinned maps are an older tbctl build's (%s); tbctl attach dev %s upgrades them",
+			 state_layout_error(), dev);
+	else if (err == -EPROTONOSUPPORT)
+		snprintf(buf, len, "%s", state_too_old(dev));
+	else
+		snprintf(buf, len, "open pinned maps: %s", strerror(-err));
+	return buf;
+}
+
+const char *bpffs_error(int err)
+{
+	return err == -EPERM ? "not mounted, and mounting it takes CAP_SYS_ADMIN" : strerror(-err);
+}
+
+int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx)
+{
+	DIR *d = opendir(TB_PIN_ROOT);
+	struct dirent *e;
+	int rc = 0;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strlen(e->d_name) < IF_NAMESIZE)
+			rc |= fn(e->d_name, ctx);
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+void state_dir(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, dev);
+}
+
+struct tb *open_pinned(const char *dev, __u32 max_addrs)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct tb *skel = tb__open();
+
+	if (!skel)
+		return NULL;
+	bpf_map__set_max_entries(skel->maps.buckets, 1U << tb_table_shift(max_addrs));
+	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
+	bpf_map__set_max_entries(skel->maps.fleet, max_addrs);
+	state_dir(dev, dir, sizeof(dir));
+	/* The maps of TB_MAPS; an upgrade's other maps are the load's own.
+	 * A config not pinned yet is pinned by attach after the load pinned
+	 * the rest (state_pin_config): pins without one are an attach that
+	 * was stopped, whatever order the object lists its maps in. */
+	for (int i = 0; i < tb_map_count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		if (strcmp(tb_map_names[i], "config") || !access(path, F_OK))
+			bpf_map__set_pin_path(bpf_object__find_map_by_name(skel->obj, tb_map_names[i]), path);
+	}
+	return skel;
+}
+
+void state_load_hook(struct tb *skel, const struct bpf_program *hook)
+{
+	bpf_program__set_autoload(skel->progs.tb_xdp, skel->progs.tb_xdp == hook);
+	bpf_program__set_autoload(skel->progs.tb_tc, skel->progs.tb_tc == hook);
+}
+
+int state_pin_config(const char *dev, struct tb *skel)
+{
+	char path[PATH_MAX + 32];
+	int err;
+
+	if (bpf_map__is_pinned(skel->maps.config))
+		return 0;
+	state_dir(dev, path, sizeof(path));
+	strcat(path, "/config");
+	err = bpf_map__pin(skel->maps.config, path);
+	return err < 0 ? err : 0;
+}
+
+/* path, in TB_LOCK_DIR (made when missing), opened with flags and
+ * flock()ed with op: the descriptor, or -errno. */
+static int lock_open(const char *path, int flags, int op)
+{
+	int fd, err;
+
+	if (mkdir(TB_LOCK_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	fd = open(path, flags | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, op)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int state_pins_begin(void)
+{
+	int fd = lock_open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY, LOCK_SH);
+
+	if (fd < 0)
+		return fd;
+	/* A failure here (no bpffs, read-only) is the load's to report. */
+	mkdir(TB_PIN_ROOT, 0700);
+	return fd;
+}
+
+void state_pins_end(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+void state_pins_prune(void)
+{
+	int fd = open(TB_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	/* No lock directory: no attach has begun, and one that begins makes
+	 * the root again. */
+	if (fd < 0 || !flock(fd, LOCK_EX | LOCK_NB))
+		rmdir(TB_PIN_ROOT);   /* only when no other device is attached */
+	state_pins_end(fd);
+}
+
+static bool layout_pin(const char *name)
+{
+	size_t n;
+
+	for (int i = 0; i < tb_map_count; i++) {
+		n = strlen(tb_map_names[i]);
+		if (!strncmp(name, tb_map_names[i], n) && (!name[n] || !strcmp(name + n, TB_PENDING)))
+			return true;
+	}
+	return false;
+}
+
+int state_unpin(const char *dev, bool all)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	state_dir(dev, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || (!all && layout_pin(e->d_name)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (all) {
+		if (rmdir(dir) && errno != ENOENT && !err)
+			err = -errno;
+		state_pins_prune();
+	}
+	return err;
+}
+
+static void lock_path(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.lock", TB_LOCK_DIR, dev);
+}
+
+/* Device locks this process holds, until exit; -batch runs many commands
+ * on one device, and a second flock on a new descriptor would wait for
+ * the first forever. */
+static struct held {
+	char dev[IF_NAMESIZE];
+	int fd;
+} *held;
+static int nheld, capheld;
+
+static int held_lock(const char *dev)
+{
+	for (int i = 0; i < nheld; i++)
+		if (!strcmp(held[i].dev, dev))
+			return held[i].fd;
+	return -1;
+}
+
+int state_lock(const char *dev)
+{
+	char path[PATH_MAX];
+	int fd = held_lock(dev);
+
+	if (fd >= 0)
+		return fd;
+	/* A lock file only for a device, or for pins left by one that is
+	 * gone: names that are neither would pile up files in /run. */
+	state_dir(dev, path, sizeof(path));
+	if (!if_nametoindex(dev) && access(path, F_OK))
+		return -ENODEV;
+	if (nheld == capheld) {
+		int cap = capheld ? 2 * capheld : 16;
+		struct held *v = realloc(held, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		held = v;
+		capheld = cap;
+	}
+	lock_path(dev, path, sizeof(path));
+	fd = lock_open(path, O_RDWR | O_CREAT, LOCK_EX);
+	if (fd < 0)
+		return fd;
+	snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
+	held[nheld++].fd = fd;
+	return fd;
+}
+
+bool state_settled(const char *dev, int wait_ms)
+{
+	char path[PATH_MAX];
+	int fd;
+	bool free = false;
+
+	if (held_lock(dev) >= 0)
+		return true;
+	lock_path(dev, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;    /* never locked: no attach or detach has run */
+	/* Shared: a probe keeps no other reader out, and gives the lock
+	 * back at once. */
+	for (int waited = 0;; waited += 20) {
+		if (!flock(fd, LOCK_SH | LOCK_NB) || errno != EWOULDBLOCK) {
+			free = true;
+			break;
+		}
+		if (waited >= wait_ms)
+			break;
+		usleep(20000);
+	}
+	close(fd);
+	return free;
+}
+
+/* What this build's maps are, in struct tb_maps order: a pin of another
+ * layout (another tbctl build) would be read as garbage, or overflow a
+ * buffer, so it is refused before anything is read or written. */
+#define TB_MAP_LAYOUT(name, type, key, value, written) { type, sizeof(key), sizeof(value) },
+static const struct { __u32 type, key, value; } layout[] = { TB_MAPS(TB_MAP_LAYOUT) };
+
+static char layout_msg[160];
+
+const char *state_layout_error(void)
+{
+	return layout_msg;
+}
+
+const char *state_too_old(const char *dev)
+{
+	static char msg[512];
+
+	snprintf(msg, sizeof(msg), "the pinned maps are an older tbctl build's (%s), and this build "
+		 "upgrades only layout %u's; detach with the build that made them, or tbctl attach dev %s "
+		 "replace starts over (the rules are kept, buckets and counters are not)", layout_msg,
+		 TB_LAYOUT - 1, dev);
+	return msg;
+}
+
+/* Whether map i's pin, fd, has this build's layout; or, where shorter
+ * is allowed, an older layout's shorter values. */
+static int check_layout(int i, int fd, bool shorter)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.type == layout[i].type && info.key_size == layout[i].key &&
+	    (info.value_size == layout[i].value || (shorter && info.value_size < layout[i].value)))
+		return 0;
+	snprintf(layout_msg, sizeof(layout_msg),
+		 "map %s has type %u, key %u and value %u bytes; this build expects %u, %u and %u",
+		 tb_map_names[i], info.type, info.key_size, info.value_size, layout[i].type, layout[i].key,
+		 layout[i].value);
+	return -EPROTO;
+}
+
+int state_open_rules(const char *dev, struct tb_maps *m)
+{
+	static const int want[] = { offsetof(struct tb_maps, config), offsetof(struct tb_maps, rules),
+				    offsetof(struct tb_maps, prefixes_v4), offsetof(struct tb_maps, prefixes_v6) };
+	static const int matches[] = { offsetof(struct tb_maps, matches_v4), offsetof(struct tb_maps, matches_v6),
+				       offsetof(struct tb_maps, nodes) };
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int err = 0;
+
+	state_dir(dev, dir, sizeof(dir));
+	for (int i = 0; i < tb_map_count; i++)
+		m->fd[i] = -1;
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]) && !err; k++) {
+		int i = want[k] / sizeof(int);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0)
+			err = -errno;
+		else if (i != want[0] / (int)sizeof(int))
+			err = check_layout(i, m->fd[i], i == want[1] / (int)sizeof(int));
+	}
+	/* Rules with a match, where the layout has them. */
+	for (size_t k = 0; k < sizeof(matches) / sizeof(matches[0]) && !err; k++) {
+		int i = matches[k] / sizeof(int);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0)
+			err = errno == ENOENT ? 0 : -errno;
+		else
+			err = check_layout(i, m->fd[i], false);
+	}
+	if (err) {
+		maps_close(m);
+		for (int i = 0; i < tb_map_count; i++)
+			m->fd[i] = -1;
+	}
+	return err;
+}
+
+/* For the pins of an attached device: -ESTALE when the layout before
+ * this build's made them, -EPROTONOSUPPORT when an older one did (or
+ * placed their lock stripes before layout 9: upgraded since, they kept
+ * that placement), -EPROTO for a newer build's; 0 otherwise: no config,
+ * or one not yet written, claims no layout. */
+static int check_version(const char *dev)
+{
+	struct tb_config cfg;
+	__u32 layout;
+	int fd, err = state_open_config(dev, &fd);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	err = state_config_get(fd, &cfg);
+	close(fd);
+	if (err || !cfg.attached)
+		return err;
+	layout = cfg.layout ? cfg.layout : 1;
+	if (layout == TB_LAYOUT)
+		return 0;
+	snprintf(layout_msg, sizeof(layout_msg), "the pins are layout %u%s, this build's is %u", layout,
+		 cfg.place ? "" : " with lock stripes placed as before layout 9",
+		 TB_LAYOUT);
+	if (layout > TB_LAYOUT)
+		return -EPROTO;
+	return layout == TB_LAYOUT - 1 && cfg.place ? -ESTALE : -EPROTONOSUPPORT;
+}
+
+static int open_pins(const char *dev, struct tb_maps *m)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int *fd = m->fd, err = check_version(dev);
+
+	if (err)
+		return err;
+	state_dir(dev, dir, sizeof(dir));
+	for (int i = 0; i < tb_map_count; i++)
+		fd[i] = -1;
+	/* Every pin first: a partial set is no attached device. */
+	for (int i = 0; i < tb_map_count; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[i]);
+		fd[i] = bpf_obj_get(path);
+		if (fd[i] < 0) {
+			err = -errno;
+			maps_close(m);
+			return err;
+		}
+	}
+	for (int i = 0; i < tb_map_count; i++) {
+		err = check_layout(i, fd[i], false);
+		if (err) {
+			maps_close(m);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Pins opened and checked once per device while kept (state_keep): a
+ * -batch holds its devices' locks throughout, so only its own attach and
+ * detach lines change their pins, and it forgets them at each. */
+static struct kept {
+	char dev[IF_NAMESIZE];
+	struct tb_maps m;
+} *kept;
+static int nkept, capkept;
+static bool keeping;
+
+void state_keep(bool on)
+{
+	state_forget();
+	keeping = on;
+	if (!on) {
+		free(kept);
+		kept = NULL;
+		capkept = 0;
+	}
+}
+
+void state_forget(void)
+{
+	for (int i = 0; i < nkept; i++)
+		maps_close(&kept[i].m);
+	nkept = 0;
+}
+
+/* The caller's own descriptors for a kept set, closed by maps_close as
+ * any other. */
+static int maps_dup(const struct tb_maps *from, struct tb_maps *m)
+{
+	for (int i = 0; i < tb_map_count; i++)
+		m->fd[i] = -1;
+	for (int i = 0; i < tb_map_count; i++) {
+		m->fd[i] = dup(from->fd[i]);
+		if (m->fd[i] < 0) {
+			int err = -errno;
+
+			maps_close(m);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int state_open(const char *dev, struct tb_maps *m)
+{
+	struct tb_maps o;
+	int err;
+
+	for (int i = 0; i < nkept; i++)
+		if (!strcmp(kept[i].dev, dev))
+			return maps_dup(&kept[i].m, m);
+	err = open_pins(dev, keeping ? &o : m);
+	if (err || !keeping)
+		return err;
+	if (nkept == capkept) {
+		int cap = capkept ? 2 * capkept : 4;
+		struct kept *v = realloc(kept, cap * sizeof(*v));
+
+		if (!v) {
+			*m = o;         /* not kept: the caller's alone */
+			return 0;
+		}
+		kept = v;
+		capkept = cap;
+	}
+	snprintf(kept[nkept].dev, sizeof(kept[0].dev), "%s", dev);
+	kept[nkept++].m = o;
+	return maps_dup(&o, m);
+}
+
+/* Every layout's config begins with layout 1's fields, up to the layout
+ * itself (tb_abi.h): what a config of any layout is read by. A value
+ * larger than TB_CONFIG_MAX is no tbctl config. */
+#define TB_CONFIG_COMMON (offsetof(struct tb_config, layout) + 1)
+#define TB_CONFIG_MAX 4096
+
+int state_open_config(const char *dev, int *fd)
+{
+	enum { CONFIG = offsetof(struct tb_maps, config) / sizeof(int) };
+	_Static_assert(offsetof(struct tb_maps, config) == CONFIG * sizeof(int), "fd[] order");
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err = 0;
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, tb_map_names[CONFIG]);
+	*fd = bpf_obj_get(path);
+	if (*fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(*fd, &info, &len))
+		err = -errno;
+	else if (info.type != layout[CONFIG].type || info.key_size != layout[CONFIG].key ||
+		 info.value_size < TB_CONFIG_COMMON || info.value_size > TB_CONFIG_MAX)
+		err = check_layout(CONFIG, *fd, false);
+	if (err)
+		close(*fd);
+	return err;
+}
+
+int state_config_get(int fd, struct tb_config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	char buf[TB_CONFIG_MAX];
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size > sizeof(buf))
+		return -EPROTO;
+	if (bpf_map_lookup_elem(fd, &zero, buf))
+		return -errno;
+	memset(cfg, 0, sizeof(*cfg));
+	memcpy(cfg, buf, info.value_size < sizeof(*cfg) ? info.value_size : sizeof(*cfg));
+	return 0;
+}
+
+int state_read_config(const struct tb_maps *m, struct tb_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
+}
+
+/* A zeroed buffer with one struct tb_stats per possible CPU. */
+static struct tb_stats *percpu_stats(int *ncpu)
+{
+	*ncpu = libbpf_num_possible_cpus();
+	if (*ncpu < 0) {
+		errno = -*ncpu;
+		return NULL;
+	}
+	return calloc(*ncpu, sizeof(struct tb_stats));
+}
+
+int stats_sum(const struct tb_maps *m, struct tb_stats *out)
+{
+	int ncpu, err = 0;
+	struct tb_stats *per = percpu_stats(&ncpu);
+	__u32 zero = 0;
+
+	if (!per)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(m->stats, &zero, per)) {
+		err = -errno;
+	} else {
+		for (int c = 0; c < ncpu; c++) {
+			__u64 *dst = (__u64 *)out, *src = (__u64 *)&per[c];
+
+			for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+				dst[i] += src[i];
+		}
+	}
+	free(per);
+	return err;
+}
+
+static int addr_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct tb_addr));
+}
+
+/* Slot i of every CPU's dropcache and denycache (the drop slots' reset
+ * epochs). The epochs are read first: a CPU empties a stale slot before
+ * it writes the epoch, so counts read after an epoch that is current are
+ * all of that epoch. */
+static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny, struct tb_dropslot *drop)
+{
+	if (bpf_map_lookup_elem(m->denycache, &i, deny) || bpf_map_lookup_elem(m->dropcache, &i, drop))
+		return -errno;
+	return 0;
+}
+
+/* Call fn for slot i of each CPU's caches, for every i, all read at once
+ * per i; stops at fn's first non-zero. */
+static int slots_each(const struct tb_maps *m,
+		      int (*fn)(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop,
+				void *ctx),
+		      void *ctx)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+
+	if (ncpu < 0)
+		return ncpu;
+	deny = calloc(ncpu, sizeof(*deny));
+	drop = calloc(ncpu, sizeof(*drop));
+	if (!deny || !drop)
+		err = -ENOMEM;
+	for (__u32 i = 0; !err && i < TB_DROPCACHE_SLOTS; i++) {
+		err = slots_read(m, i, deny, drop);
+		for (int cpu = 0; !err && cpu < ncpu; cpu++)
+			err = fn(i, &deny[cpu], &drop[cpu], ctx);
+	}
+	free(deny);
+	free(drop);
+	return err;
+}
+
+static int pending_cmp(const void *x, const void *y)
+{
+	const struct tb_pending_at *a = x, *b = y;
+	int c = addr_cmp(&a->addr, &b->addr);
+
+	return c ? c : a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* Note which address CPU's slot i holds counts of. */
+static int pending_note(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop, void *ctx)
+{
+	struct tb_pending *p = ctx;
+
+	if (deny->drop_epoch == p->reset_epoch && (drop->dropped_packets || drop->monitored_packets))
+		p->v[p->n++] = (struct tb_pending_at){ .addr = drop->addr, .slot = i };
+	return 0;
+}
+
+int pending_read(const struct tb_maps *m, const struct tb_config *cfg, struct tb_pending *p)
+{
+	int ncpu = libbpf_num_possible_cpus(), err;
+	size_t n = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	*p = (struct tb_pending){ .reset_epoch = cfg->reset_epoch, .cfg = *cfg };
+	p->v = calloc((size_t)TB_DROPCACHE_SLOTS * ncpu, sizeof(*p->v));
+	err = p->v ? slots_each(m, pending_note, p) : -ENOMEM;
+	if (err) {
+		pending_free(p);
+		return err;
+	}
+	qsort(p->v, p->n, sizeof(*p->v), pending_cmp);
+	for (size_t i = 0; i < p->n; i++)
+		if (!n || pending_cmp(&p->v[n - 1], &p->v[i]))
+			p->v[n++] = p->v[i];
+	p->n = n;
+	return 0;
+}
+
+/* One read of a cache slot on every CPU, each CPU's flush sequence of it
+ * taken before (seq0) and after (seq1). */
+struct slot_read {
+	struct tb_flushseq *seq0, *seq1;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+};
+
+/* Read slots at[0..n) into r[0..n): every sequence before, then every
+ * slot, then every sequence after. */
+static int slots_read_around(const struct tb_maps *m, const struct tb_pending_at *at, size_t n,
+			     struct slot_read *r)
+{
+	for (size_t j = 0; j < n; j++)
+		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq0))
+			return -errno;
+	for (size_t j = 0; j < n; j++) {
+		int err = slots_read(m, at[j].slot, r[j].deny, r[j].drop);
+
+		if (err)
+			return err;
+	}
+	for (size_t j = 0; j < n; j++)
+		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq1))
+			return -errno;
+	return 0;
+}
+
+/* Add what CPU cpu's slot of read r counts for address a under the
+ * reset epoch p is at. */
+static void slot_add(const struct tb_pending *p, const struct tb_addr *a, const struct slot_read *r, int cpu,
+		     struct tb_counters *sum)
+{
+	const struct tb_dropslot *d = &r->drop[cpu];
+
+	if (r->deny[cpu].drop_epoch == p->reset_epoch && !addr_cmp(&d->addr, a)) {
+		sum->dropped_packets += d->dropped_packets;
+		sum->dropped_bytes += d->dropped_bytes;
+		sum->monitored_packets += d->monitored_packets;
+		sum->monitored_bytes += d->monitored_bytes;
+	}
+}
+
+/* Whether no flush of a CPU's slot began or ended between its flush
+ * sequence reads x and y. */
+static bool unflushed(const struct tb_flushseq *x, const struct tb_flushseq *y)
+{
+	return x->seq == y->seq && !(x->seq & 1);
+}
+
+/* Reads before giving up on an address whose slots flush during each. */
+#define PENDING_TRIES 1000
+
+/* Slots, bucket, slots: a CPU's slot counts are taken from the first read
+ * when no flush of it overlapped that read and the bucket's (its flush
+ * sequence the same from before the one to after the other), else from
+ * the second when none overlapped the bucket's read and the second. Its
+ * batches are then each in the bucket or in the slot taken, never in
+ * both nor in neither. at[0..n) are a's slots. */
+static int pending_reread(const struct tb_maps *m, const struct tb_pending *p, const struct tb_addr *a,
+			  const struct tb_pending_at *at, size_t n, struct tb_bucket *b)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tb_flushseq *seq;
+	struct tb_denyslot *deny;
+	struct tb_dropslot *drop;
+	struct slot_read *r;
+	size_t per;
+
+	if (ncpu < 0)
+		return ncpu;
+	per = 2 * n * ncpu;     /* two reads of n slots, every CPU's copy */
+	r = calloc(2 * n, sizeof(*r));
+	seq = calloc(2 * per, sizeof(*seq));
+	deny = calloc(per, sizeof(*deny));
+	drop = calloc(per, sizeof(*drop));
+	if (!r || !seq || !deny || !drop)
+		err = -ENOMEM;
+	for (size_t j = 0; !err && j < 2 * n; j++)
+		r[j] = (struct slot_read){ .seq0 = seq + 2 * j * ncpu, .seq1 = seq + (2 * j + 1) * ncpu,
+					   .deny = deny + j * ncpu, .drop = drop + j * ncpu };
+	for (int tries = 0; !err; tries++) {
+		struct tb_bucket nb;
+		struct tb_counters sum = {};
+		bool whole = true;
+
+		if (tries == PENDING_TRIES) {
+			err = -EAGAIN;
+			break;
+		}
+		err = slots_read_around(m, at, n, r);
+		if (!err && (err = bucket_get(m, &p->cfg, a, &nb)) == -ENOENT) {
+			/* Evicted meanwhile: it took its counts with it. */
+			memset(&nb, 0, sizeof(nb));
+			err = 0;
+		}
+		if (!err)
+			err = slots_read_around(m, at, n, r + n);
+		for (size_t j = 0; !err && whole && j < n; j++)
+			for (int cpu = 0; whole && cpu < ncpu; cpu++) {
+				const struct slot_read *x = &r[j], *y = &r[n + j];
+				const struct slot_read *use = unflushed(&x->seq0[cpu], &y->seq0[cpu]) ? x :
+							      unflushed(&x->seq1[cpu], &y->seq1[cpu]) ? y : NULL;
+
+				whole = use != NULL;
+				if (whole)
+					slot_add(p, a, use, cpu, &sum);
+			}
+		if (!err && whole) {
+			tb_counters_add(&nb.c, &sum);
+			*b = nb;
+			break;
+		}
+	}
+	free(r);
+	free(seq);
+	free(deny);
+	free(drop);
+	return err;
+}
+
+int pending_add(const struct tb_maps *m, const struct tb_pending *p, const struct tb_addr *a,
+		struct tb_bucket *b)
+{
+	struct tb_counters credit = {};
+	size_t lo = 0, hi = p->n, end;
+
+	/* The first of a's entries, if any. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr_cmp(&p->v[mid].addr, a) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < p->n && !addr_cmp(&p->v[end].addr, a); end++)
+		;
+	if (end > lo) {
+		int err = pending_reread(m, p, a, p->v + lo, end - lo, b);
+
+		if (err)
+			return err;
+	}
+	tb_credit_counted(b, b->credit, &credit);
+	tb_counters_add(&b->c, &credit);
+	return 0;
+}
+
+void pending_free(struct tb_pending *p)
+{
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+__u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now)
+{
+	if (b->cost != rule->cost)
+		return rule->burst;
+	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, tb_credit_unspent(b->credit)) / TB_NANO;
+}
+
+bool bucket_long_rtt(const struct tb_bucket *b, __u64 now)
+{
+	__u64 h = b->lvl.hold;
+
+	tb_hold_age(&h, b->lvl.last_ns, now);
+	return h & TB_HOLD_LONG;
+}
+
+/* Mark in ctx the epoch a slot still holding counts was counted under. */
+static int epoch_held(__u32 i, const struct tb_denyslot *deny, const struct tb_dropslot *drop, void *ctx)
+{
+	unsigned char *held = ctx;
+
+	(void)i;
+	if (drop->dropped_packets || drop->monitored_packets)
+		held[deny->drop_epoch] = 1;
+	return 0;
+}
+
+/* A slot no packet has touched since some earlier reset keeps its counts
+ * and epoch, and must not be read as current when the 16-bit epoch comes
+ * round to its value again. */
+int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u16 *next)
+{
+	unsigned char *held = calloc(1 << 16, 1);
+	int err = held ? slots_each(m, epoch_held, held) : -ENOMEM;
+
+	*next = cfg->reset_epoch + 1;
+	for (int tries = 1; !err && held[*next]; tries++) {
+		if (tries == 1 << 16)
+			err = -EBUSY;
+		(*next)++;
+	}
+	free(held);
+	return err;
+}
+
+int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
+{
+	struct tb_config next = *cfg;
+	__u32 zero = 0;
+	int err = pending_epoch_next(m, cfg, &next.reset_epoch);
+
+	if (!err && bpf_map_update_elem(m->config, &zero, &next, BPF_ANY))
+		err = -errno;
+	if (err)
+		return err;
+	*cfg = next;
+	return 0;
+}
+
+__u8 state_owed_shift(__u32 max_addrs)
+{
+	__u8 shift = TB_OWED_MIN_SHIFT;
+
+	while ((1ULL << shift) < max_addrs)
+		shift++;
+	return shift;
+}
+
+/* Every value of array fd zeroed, a chunk of about 256 KB at a time. */
+static int array_zero(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), chunk, n, *keys = NULL;
+	void *zero = NULL;
+	int err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+
+	if (!err) {
+		chunk = (256 << 10) / info.value_size + 1;
+		keys = calloc(chunk, sizeof(*keys));
+		zero = calloc(chunk, info.value_size);
+		err = keys && zero ? 0 : -ENOMEM;
+	}
+	for (__u32 at = 0; !err && at < info.max_entries; at += n) {
+		n = info.max_entries - at < chunk ? info.max_entries - at : chunk;
+		for (__u32 i = 0; i < n; i++)
+			keys[i] = at + i;
+		if (bpf_map_update_batch(fd, keys, zero, &n, NULL))
+			err = -errno;
+	}
+	free(keys);
+	free(zero);
+	return err;
+}
+
+int owed_zero(const struct tb_maps *m)
+{
+	return array_zero(m->owed);
+}
+
+int bucket_get(const struct tb_maps *m, const struct tb_config *cfg, const struct tb_addr *a,
+	       struct tb_bucket *b)
+{
+	__u32 si = tb_set_index(tb_place_hash(cfg, a), cfg->table_shift);
+	struct tb_set *set = malloc(sizeof(*set));
+	int w, err = set ? 0 : -ENOMEM;
+
+	if (!err && bpf_map_lookup_elem(m->buckets, &si, set))
+		err = -errno;
+	if (!err && (w = tb_way_find(set, a, cfg->ways)) < 0)
+		err = -ENOENT;
+	if (!err)
+		*b = set->b[w];
+	free(set);
+	return err;
+}
+
+int buckets_foreach(const struct tb_maps *m,
+		    int (*fn)(const struct tb_addr *, const struct tb_bucket *, void *), void *ctx)
+{
+	enum { CHUNK = 512 };
+	__u32 *keys = calloc(CHUNK, sizeof(*keys)), in = 0, out = 0, count;
+	struct tb_set *sets = calloc(CHUNK, sizeof(*sets));
+	bool first = true, done = false;
+	int err = 0, rc = 0;
+
+	if (!keys || !sets) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done && !err && !rc) {
+		count = CHUNK;
+		if (bpf_map_lookup_batch(m->buckets, first ? NULL : &in, &out, keys, sets, &count, NULL)) {
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			done = true;
+		}
+		first = false;
+		in = out;
+		for (__u32 i = 0; i < count && !rc; i++)
+			for (int w = 0; w < TB_WAYS && !rc; w++)
+				if (!tb_way_free(&sets[i], w))
+					rc = fn(&sets[i].key[w], &sets[i].b[w], ctx);
+	}
+	err = err ? err : rc < 0 ? rc : 0;
+out:
+	free(keys);
+	free(sets);
+	return err;
+}
+
+int buckets_clear(const struct tb_maps *m)
+{
+	return array_zero(m->buckets);
+}
+
+int state_random(void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = getrandom((char *)buf + got, len - got, 0);
+
+		if (n < 0 && errno != EINTR)
+			return -1;
+		got += n > 0 ? n : 0;
+	}
+	return 0;
+}
+
+bool state_pinned(const char *dev)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	return !stat(dir, &st);
+}
+
+bool state_unfinished(const char *dev)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct stat st;
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/config", dir);
+	return !stat(dir, &st) && stat(path, &st) && errno == ENOENT;
+}
