@@ -74,7 +74,7 @@ bad "a bad rate" 2 "line 2: rule set: invalid rate" \
 # Words past the 64th were once dropped unsaid: "early off" here.
 long="rule set dev $DEV_R 198.18.9.0/24 rate 1mbit$(printf ' burst 10k%.0s' $(seq 28)) early off"
 bad "a line of more than 64 words" 2 "line 2: more than 64 words" "rule set dev $DEV_R default rate 1mbit" "$long"
-bad "another mode" 1 "line 1: attach dev $DEV_R: attached as mode xdp key src, the file says mode tc-ingress key src" \
+bad "another mode" 1 "line 1: attach dev $DEV_R: attached as mode xdp key src, not mode tc-ingress key src; detach first" \
 	"attach dev $DEV_R mode tc-ingress"
 err=$(tb apply dev "$DEV_R" "$tmp/nonesuch" 2>&1)
 check "apply of a missing file: exit 1 and says so ($err)" \

@@ -76,7 +76,7 @@ expect_fail 1 "rule set dev tbx$ID: not attached" rule set dev "tbx$ID" default 
 expect_fail 1 "show dev tbx$ID: not attached" show dev "tbx$ID"
 expect_fail 1 "detach dev tbx$ID: not attached" detach dev "tbx$ID"
 expect_fail 1 "rule del dev $DEV_R: no rule for 198.18.9.0/24" rule del dev "$DEV_R" 198.18.9.0/24
-expect_fail 1 "attached as mode xdp key src; detach first" attach dev "$DEV_R" mode tc-ingress
+expect_fail 1 "attached as mode xdp key src, not mode tc-ingress key src; detach first" attach dev "$DEV_R" mode tc-ingress
 expect_fail 1 "the pinned table holds max-addrs 65536" attach dev "$DEV_R" max-addrs 2048
 
 check "unique prefixes run: 'sh', 'ru li'" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL sh dev $DEV_R >/dev/null && nsenter --net=/var/run/netns/$NS_R $TBCTL ru li dev $DEV_R >/dev/null"
@@ -179,7 +179,7 @@ check "text error: the control byte escaped ($err)" grep -qF 'invalid rate "5\x0
 check "no lock file for names that are no device" [ ! -e "/run/tbctl/nosuch$ID.lock" ]
 err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev %s mode tc-ingress\n' "$DEV_R" "$DEV_R" | tb -batch - 2>&1)
 check "batch re-attaching in another mode: refused at line 2 ($err)" \
-	grep -qF "line 2: attach dev $DEV_R: attached as mode xdp key src; detach first to change that" <<<"$err"
+	grep -qF "line 2: attach dev $DEV_R: attached as mode xdp key src, not mode tc-ingress key src; detach first to change that" <<<"$err"
 check "batch: nothing changed" [ "$(state)" = "$snap" ]
 printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nrule set dev %s 198.18.4.0/24 rate 7mbit\nrule del dev %s 198.18.4.0/24\nshow dev %s addr 198.18.99.99\n' \
 	"$DEV_R" "$DEV_R" "$DEV_R" "$DEV_R" >"$tmp/undo"

@@ -17,10 +17,7 @@
 
 struct batch_line {
 	int lineno;
-	int argc;
-	char *text;     /* the line, split in place: argv points into it */
-	char *argv[LINE_MAX_WORDS];
-	struct cmd_args a;
+	struct cmd_line l;
 };
 
 /* What a batch will have done by a given line, so each line is checked
@@ -33,6 +30,8 @@ struct batch_dev {
 	int cleared_at;         /* line index of the latest detach; -1: none */
 	struct ruleset *rs;     /* the rules on disk, read once */
 	bool rs_read;
+	struct tb_config cfg;   /* the pinned config, read once */
+	int cfg_read;           /* 0: not yet; 1: read; -1: none */
 };
 
 struct batch_rule {
@@ -145,10 +144,10 @@ static struct ruleset *rules_on_disk(const char *dev)
 }
 
 /* Whether a rule for a->prefix will exist when this line runs. */
-static bool batch_rule_exists(struct batch_state *bs, int d, const struct cmd_args *a)
+static bool batch_rule_exists(struct batch_state *bs, int d, const struct cmd_target *t)
 {
 	struct batch_dev *dev = &bs->dev[d];
-	struct batch_rule *r = batch_rule_of(bs, d, &a->prefix, false);
+	struct batch_rule *r = batch_rule_of(bs, d, &t->prefix, false);
 
 	if (r && r->at > dev->cleared_at)
 		return r->set;
@@ -158,46 +157,63 @@ static bool batch_rule_exists(struct batch_state *bs, int d, const struct cmd_ar
 		dev->rs_read = true;
 		dev->rs = rules_on_disk(dev->name);
 	}
-	return dev->rs && ruleset_find(dev->rs, &a->prefix) >= 0;
+	return dev->rs && ruleset_find(dev->rs, &t->prefix) >= 0;
 }
 
-/* What attach would refuse at run time, refused now: a device that does
- * not exist, or a re-attach that asks for another mode, key or size than
- * the pinned state has. */
-static bool attach_possible(struct batch_state *bs, int d, const struct cmd_args *a)
+/* The pinned config of a device the batch has not attached or detached
+ * yet; NULL when it is not attached. */
+static const struct tb_config *batch_pinned(struct batch_state *bs, int d)
 {
-	struct tb_config cfg;
+	struct batch_dev *dev = &bs->dev[d];
 	struct tb_maps m;
-	bool ok = true;
 
-	if (!if_nametoindex(a->dev)) {
-		out_error("attach dev %s: no such device", a->dev);
-		return false;
+	if (dev->attached >= 0)
+		return NULL;
+	if (!dev->cfg_read) {
+		dev->cfg_read = -1;
+		if (!state_open(dev->name, &m)) {
+			if (!state_read_config(&m, &dev->cfg) && dev->cfg.attached)
+				dev->cfg_read = 1;
+			maps_close(&m);
+		}
 	}
-	if (bs->dev[d].attached >= 0 || state_open(a->dev, &m))
-		return true;    /* attached by this batch, or not at all: a fresh attach */
-	if (!state_read_config(&m, &cfg) && cfg.attached)
-		ok = !attach_conflicts(a, &cfg);
-	maps_close(&m);
-	return ok;
+	return dev->cfg_read > 0 ? &dev->cfg : NULL;
+}
+
+/* What line l would refuse at run time, refused now (said): an attach
+ * to a device that does not exist, and what its command checks against
+ * the pinned config of a device the batch has not changed yet. */
+static int batch_check(struct batch_state *bs, int d, const struct cmd_line *l)
+{
+	const struct cmd_target *t = line_target(l);
+	const struct tb_config *cfg;
+
+	if ((l->cmd->flags & CMD_ATTACH) && !if_nametoindex(t->dev)) {
+		out_error("%s dev %s: no such device", l->cmd->name, t->dev);
+		return 1;
+	}
+	if (l->cmd->check && (cfg = batch_pinned(bs, d)))
+		return l->cmd->check(l->opts, cfg);
+	return 0;
 }
 
 /* Record what line i will have done. */
-static int batch_note(struct batch_state *bs, int d, int i, const struct cmd_args *a)
+static int batch_note(struct batch_state *bs, int d, int i, const struct cmd_line *l)
 {
+	unsigned int flags = l->cmd->flags;
 	struct batch_rule *r;
 
-	if (a->cmd == &cmd_attach) {
+	if (flags & CMD_ATTACH) {
 		bs->dev[d].attached = 1;
-	} else if (a->cmd == &cmd_detach) {
+	} else if (flags & CMD_DETACH) {
 		bs->dev[d].attached = 0;
 		bs->dev[d].cleared_at = i;
-	} else if (a->cmd == &cmd_rule_set || a->cmd == &cmd_rule_del) {
-		r = batch_rule_of(bs, d, &a->prefix, true);
+	} else if (flags & (CMD_RULE_SET | CMD_RULE_DEL)) {
+		r = batch_rule_of(bs, d, &line_target(l)->prefix, true);
 		if (!r)
 			return -ENOMEM;
 		r->at = i;
-		r->set = a->cmd == &cmd_rule_set;
+		r->set = flags & CMD_RULE_SET;
 	}
 	return 0;
 }
@@ -227,8 +243,8 @@ static int lock_devices(const struct batch_line *lines, int n)
 		return 1;
 	}
 	for (int i = 0; i < n; i++)
-		if (lines[i].a.has_dev)
-			names[k++] = lines[i].a.dev;
+		if (line_target(&lines[i].l)->has_dev)
+			names[k++] = line_target(&lines[i].l)->dev;
 	qsort(names, k, sizeof(*names), by_name);
 	out.batch_line = 0;
 	for (int i = 0; i < k && !err; i++) {
@@ -263,17 +279,17 @@ static int undo_prepare(struct batch_undo *u, const struct batch_line *lines, in
 	if (!u->dev)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		const struct cmd_args *a = &lines[i].a;
+		const struct cmd_target *t = line_target(&lines[i].l);
 		bool seen = false;
 
-		if (a->cmd != &cmd_attach && a->cmd != &cmd_rule_set && a->cmd != &cmd_rule_del)
+		if (!(lines[i].l.cmd->flags & (CMD_ATTACH | CMD_RULE_SET | CMD_RULE_DEL)))
 			continue;
 		for (int k = 0; k < u->n && !seen; k++)
-			seen = !strcmp(u->dev[k].name, a->dev);
+			seen = !strcmp(u->dev[k].name, t->dev);
 		if (seen)
 			continue;
-		snprintf(u->dev[u->n].name, sizeof(u->dev[0].name), "%s", a->dev);
-		u->dev[u->n++].rules = rules_on_disk(a->dev);
+		snprintf(u->dev[u->n].name, sizeof(u->dev[0].name), "%s", t->dev);
+		u->dev[u->n++].rules = rules_on_disk(t->dev);
 	}
 	return 0;
 }
@@ -302,18 +318,33 @@ static int restore_rules(const char *dev, const struct ruleset *before)
 	return err;
 }
 
+/* The batch's own attach of dev taken back, by the detach command. */
+static int detach(const char *dev)
+{
+	const struct command *c = command_named("detach");
+	struct cmd_target *t = c ? calloc(1, c->opts_size) : NULL;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	snprintf(t->dev, sizeof(t->dev), "%s", dev);
+	t->has_dev = true;
+	err = c->run(t) ? -EIO : 0;
+	free(t);
+	return err;
+}
+
 /* A line failed at run time: undo the lines before it. Devices the batch
  * attached are detached; every other device gets its rules back. A detach
  * or a reset the batch ran cannot be taken back, and is said so. */
 static void undo_apply(const struct batch_undo *u, const struct batch_line *lines, int failed)
 {
 	for (int i = 0; i < failed; i++)
-		if (lines[i].a.cmd == &cmd_detach || lines[i].a.cmd == &cmd_reset)
+		if (lines[i].l.cmd->flags & CMD_FINAL)
 			out_warn("batch: line %d (%s dev %s) cannot be undone", lines[i].lineno,
-				 lines[i].a.cmd->name, lines[i].a.dev);
+				 lines[i].l.cmd->name, line_target(&lines[i].l)->dev);
 	out.batch_line = 0;
 	for (int k = 0; k < u->n; k++) {
-		struct cmd_args a = { .cmd = &cmd_detach, .has_dev = true };
 		char dir[PATH_MAX];
 		int err;
 
@@ -321,8 +352,7 @@ static void undo_apply(const struct batch_undo *u, const struct batch_line *line
 		if (access(dir, F_OK))
 			continue;       /* detached by the batch: nothing to give rules back to */
 		if (!u->dev[k].rules) {
-			snprintf(a.dev, sizeof(a.dev), "%s", u->dev[k].name);
-			err = cmd_detach.run(&a) ? -EIO : 0;
+			err = detach(u->dev[k].name);
 		} else {
 			err = restore_rules(u->dev[k].name, u->dev[k].rules);
 		}
@@ -340,123 +370,82 @@ static void undo_free(struct batch_undo *u)
 	free(u->dev);
 }
 
-int run_batch(const char *path)
+struct batch_lines {
+	struct batch_line *v;
+	int n, cap;
+};
+
+static int line_keep(struct cmd_line *l, int lineno, void *ctx)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	struct batch_state bs = {};
-	struct batch_undo undo = {};
-	struct batch_line *lines = NULL;
-	int n = 0, cap = 0, err = 0, lineno = 0;
-	char *buf = NULL;
-	size_t blen = 0;
-	ssize_t len;
+	struct batch_lines *bl = ctx;
 
-	if (!f) {
-		out_error("batch: open %s: %s", path, strerror(errno));
-		return 1;
-	}
-	while (!err && (errno = 0, len = getline(&buf, &blen, f)) >= 0) {
-		struct batch_line *l;
-		char *copy;
+	if (bl->n == bl->cap) {
+		int cap = bl->cap ? 2 * bl->cap : 64;
+		struct batch_line *v = realloc(bl->v, cap * sizeof(*v));
 
-		out.batch_line = ++lineno;
-		if (strlen(buf) != (size_t)len) {
-			out_error("a NUL byte in the line");
-			err = EXIT_USAGE;
-			break;
-		}
-		if (n == cap) {
-			struct batch_line *v = realloc(lines, (cap ? 2 * cap : 64) * sizeof(*lines));
-
-			if (!v) {
-				out_error("batch: %s", strerror(ENOMEM));
-				err = 1;
-				break;
-			}
-			lines = v;
-			cap = cap ? 2 * cap : 64;
-		}
-		l = &lines[n];
-		copy = strdup(buf);
-		l->lineno = lineno;
-		l->text = copy;
-		l->argc = copy ? words_split(copy, l->argv, LINE_MAX_WORDS) : -1;
-		if (!copy) {
+		if (!v) {
+			line_free(l);
 			out_error("batch: %s", strerror(ENOMEM));
-			err = 1;
-		} else if (l->argc < 0) {
-			out_error("more than %d words", LINE_MAX_WORDS);
-			err = EXIT_USAGE;
-		} else if (l->argc) {
-			err = parse_command(l->argc, l->argv, &l->a);
+			return 1;
 		}
-		if (err || !l->argc)
-			free(copy);     /* not kept: an empty line, or the one that failed */
-		else
-			n++;
+		bl->v = v;
+		bl->cap = cap;
 	}
-	/* getline's -1 is the end of the file only if the file says so. */
-	if (!err && !feof(f)) {
-		out.batch_line = lineno + 1;
-		out_error("batch: read %s: %s", strcmp(path, "-") ? path : "standard input",
-			  strerror(errno ? errno : EIO));
-		err = 1;
-	}
-	free(buf);
-	if (f != stdin)
-		fclose(f);
-	/* Checked and run under the lock of every device the file names, so
-	 * nothing changes between the check and the run. */
+	bl->v[bl->n++] = (struct batch_line){ .lineno = lineno, .l = *l };
+	return 0;
+}
+
+/* Every line checked against the state it will run in, in order. */
+static int check_lines(const struct batch_line *lines, int n)
+{
+	struct batch_state bs = {};
+	int err = 0;
+
 	for (int i = 0; i < n && !err; i++) {
-		out.batch_line = lines[i].lineno;
-		err = require_caps(&lines[i].a);
-	}
-	if (!err)
-		err = lock_devices(lines, n);
-	for (int i = 0; i < n && !err; i++) {
-		struct batch_line *l = &lines[i];
+		const struct cmd_line *l = &lines[i].l;
+		const struct cmd_target *t = line_target(l);
 		int d;
 
-		out.batch_line = l->lineno;
-		d = batch_dev_of(&bs, l->a.dev);
+		out.batch_line = lines[i].lineno;
+		d = batch_dev_of(&bs, t->dev);
 		if (d < 0) {
 			out_error("batch: %s", strerror(ENOMEM));
 			err = 1;
-			break;
-		}
-		if (l->a.cmd->needs_attached && !batch_attached(&bs, d)) {
-			out_error("%s dev %s: not attached", l->a.cmd->name, l->a.dev);
+		} else if ((l->cmd->flags & CMD_ATTACHED) && !batch_attached(&bs, d)) {
+			out_error("%s dev %s: not attached", l->cmd->name, t->dev);
 			err = 1;
-			break;
-		}
-		if (l->a.cmd == &cmd_attach && !attach_possible(&bs, d, &l->a)) {
+		} else if (batch_check(&bs, d, l)) {
 			err = 1;
-			break;
-		}
-		if (l->a.cmd == &cmd_rule_del && !batch_rule_exists(&bs, d, &l->a)) {
+		} else if ((l->cmd->flags & CMD_RULE_DEL) && !batch_rule_exists(&bs, d, t)) {
 			char p[PREFIX_TEXT_MAX];
 
-			prefix_format(&l->a.prefix, p, sizeof(p));
-			out_error("rule del dev %s: no rule for %s", l->a.dev, p);
+			prefix_format(&t->prefix, p, sizeof(p));
+			out_error("%s dev %s: no rule for %s", l->cmd->name, t->dev, p);
 			err = 1;
-			break;
-		}
-		if (batch_note(&bs, d, i, &l->a)) {
+		} else if (batch_note(&bs, d, i, l)) {
 			out_error("batch: %s", strerror(ENOMEM));
 			err = 1;
-			break;
 		}
 	}
 	batch_free(&bs);
-	if (!err && undo_prepare(&undo, lines, n)) {
+	return err;
+}
+
+/* Each line run in turn; after a failure, the lines before it undone. */
+static int run_lines(const struct batch_line *lines, int n)
+{
+	struct batch_undo undo = {};
+	int err = 0;
+
+	if (undo_prepare(&undo, lines, n)) {
 		out_error("batch: %s", strerror(ENOMEM));
-		err = 1;
+		return 1;
 	}
 	state_keep(true);
 	for (int i = 0; i < n && !err; i++) {
 		out.batch_line = lines[i].lineno;
-		err = run_command(&lines[i].a);
-		if (lines[i].a.cmd == &cmd_attach || lines[i].a.cmd == &cmd_detach)
+		err = run_command(&lines[i].l);
+		if (lines[i].l.cmd->flags & (CMD_ATTACH | CMD_DETACH))
 			state_forget();
 		if (err)
 			state_keep(false);
@@ -465,10 +454,29 @@ int run_batch(const char *path)
 	}
 	state_keep(false);
 	undo_free(&undo);
-	for (int i = 0; i < n; i++)
-		free(lines[i].text);
-	free(lines);
-	out.batch_line = 0;
 	return err;
 }
 
+int run_batch(const char *path)
+{
+	struct batch_lines bl = {};
+	int err = cmdfile_read(path, "batch", line_keep, &bl);
+
+	/* Checked and run under the lock of every device the file names, so
+	 * nothing changes between the check and the run. */
+	for (int i = 0; i < bl.n && !err; i++) {
+		out.batch_line = bl.v[i].lineno;
+		err = require_caps(&bl.v[i].l);
+	}
+	if (!err)
+		err = lock_devices(bl.v, bl.n);
+	if (!err)
+		err = check_lines(bl.v, bl.n);
+	if (!err)
+		err = run_lines(bl.v, bl.n);
+	for (int i = 0; i < bl.n; i++)
+		line_free(&bl.v[i].l);
+	free(bl.v);
+	out.batch_line = 0;
+	return err;
+}

@@ -17,22 +17,35 @@
 #include "lib/state.h"
 #include "cli/tbctl.h"
 #include "lib/upgrade.h"
+#include "view/rule_text.h"
 
 #define MAX_ADDRS_MIN 1024
 
-static int parse_attach(int argc, char **argv, struct cmd_args *a)
+struct attach_opts {
+	struct cmd_target t;
+	int mode;               /* a re-attach keeps the mode and key not given */
+	int key;
+	bool has_mode;
+	bool has_key;
+	__u32 max_addrs;        /* 0: keep the pinned table's, or the default */
+	bool fq;                /* install fq as the root qdisc (for action shape) */
+	bool replace;           /* start over: the pins' rules kept, the rest not */
+};
+
+static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 {
+	struct attach_opts *a = opts;
 	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { 0 } };
 	static const char *const qdiscs[] = { "fq", NULL };
 	const char *v = NULL;
-	int err = kw_parse("attach", argc, argv, kws, &v);
+	int err = kw_parse(cmd, argc, argv, kws, &v);
 
 	if (err)
 		return err;
 	if (v && strcmp(v, "replace"))
-		return usage_error("attach", "unknown word \"%s\"", v);
+		return usage_error(cmd, "unknown word \"%s\"", v);
 	a->replace = v;
-	if ((err = parse_dev("attach", kw_get(kws, "dev"), a)))
+	if ((err = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
 		return err;
 	v = kw_get(kws, "mode");
 	if (v && (a->mode = choose("attach", "mode", v, mode_names)) < 0)
@@ -64,16 +77,21 @@ static int pins_removable(const char *dev)
 	return 1;
 }
 
-int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg)
+/* Non-zero (said) when a re-attach asks for another mode, key or table
+ * size than the pinned config has. */
+static int attach_conflicts(const void *opts, const struct tb_config *cfg)
 {
+	const struct attach_opts *a = opts;
+
 	if ((a->has_mode && a->mode != cfg->mode) || (a->has_key && a->key != cfg->key)) {
-		out_error("attach dev %s: attached as mode %s key %s; detach first to change that",
-			  a->dev, mode_names[cfg->mode], key_names[cfg->key]);
+		out_error("attach dev %s: attached as mode %s key %s, not mode %s key %s; detach first to change that",
+			  a->t.dev, mode_names[cfg->mode], key_names[cfg->key],
+			  mode_names[a->has_mode ? a->mode : cfg->mode], key_names[a->has_key ? a->key : cfg->key]);
 		return 1;
 	}
 	if (a->max_addrs && a->max_addrs != cfg->max_addrs) {
 		out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
-			  a->dev, cfg->max_addrs);
+			  a->t.dev, cfg->max_addrs);
 		return 1;
 	}
 	return 0;
@@ -198,13 +216,13 @@ struct kept_rules {
 /* Keep dev's rules, then remove its program and pins, of whatever layout:
  * attach goes on as on a device with none, and puts the rules back. The
  * mode, key and table size not given are the pins'. */
-static int replace(struct cmd_args *a, struct kept_rules *k)
+static int replace(struct attach_opts *a, struct kept_rules *k)
 {
 	struct ruleset *rs = calloc(1, sizeof(*rs));
 	struct tb_rule *r = calloc(TB_MAX_RULES, sizeof(*r));
 	struct tb_config cfg;
 	struct tb_maps m;
-	int err = rs && r ? state_open_rules(a->dev, &m) : -ENOMEM, n = 0;
+	int err = rs && r ? state_open_rules(a->t.dev, &m) : -ENOMEM, n = 0;
 
 	if (!err) {
 		err = ruleset_read(rs, &m);
@@ -216,7 +234,7 @@ static int replace(struct cmd_args *a, struct kept_rules *k)
 			r[n++] = rs->rules[i];
 	free(rs);
 	if (err) {
-		out_error("attach dev %s replace: read the pinned rules: %s", a->dev,
+		out_error("attach dev %s replace: read the pinned rules: %s", a->t.dev,
 			  err == -EPROTO ? state_layout_error() : strerror(-err));
 		free(r);
 		return 1;
@@ -228,14 +246,14 @@ static int replace(struct cmd_args *a, struct kept_rules *k)
 	if (!a->max_addrs)
 		a->max_addrs = cfg.max_addrs;
 	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {
-		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->dev);
+		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->t.dev);
 		free(r);
 		return 1;
 	}
 	/* From here a failure says what the rules were. */
 	k->r = r;
 	k->n = n;
-	return remove_attached("attach", a->dev, &cfg);
+	return remove_attached("attach", a->t.dev, &cfg);
 }
 
 /* The keys of a fresh config: the caches' slot seed and the placement's
@@ -266,43 +284,74 @@ static int replace_rules(const struct tb_maps *m, const struct kept_rules *k)
 	return err;
 }
 
-/* attach; with replace, the pins' rules go to *kept before the old pins
- * are removed. */
-static int attach_device(const struct cmd_args *args, struct kept_rules *k)
-{
-	struct cmd_args attach = *args, *a = &attach;
-	struct tb_maps old = {}, m;
-	struct tb_config cfg = {};
+/* One attach as it goes: what it found, made and must undo. */
+struct attach {
+	struct attach_opts a;   /* mode and key the pins' when not given */
+	const char *dev;
+	int ifindex;
+	struct tb_config cfg;
+	bool existing;          /* pins of this build, or of an older one */
+	bool upgrading;         /* an older build's: brought up to this layout */
+	bool own_qdisc, new_fq;
+	bool abandon;           /* a failure now abandons the upgrade */
 	struct upgrade_moves moves;
-	struct utsname un = {};
-	bool existing, upgrading, own_qdisc = false, new_fq = false, abandon = false;
-	struct tb *skel = NULL;
-	struct tb_err e;
-	int ifindex, err, prog_fd, pins;
-	__u32 zero = 0;
+	struct tb *skel;
+	struct tb_maps m;
+	int prog_fd;
+};
 
-	ifindex = if_nametoindex(a->dev);
-	if (!ifindex) {
-		out_error("attach dev %s: no such device", a->dev);
+/* What any attach needs first: the device, a machine whose memory order
+ * the datapath's protocols hold on, its lock, and no upgrade left
+ * half-done. */
+static int attach_begin(struct attach *at)
+{
+	struct utsname un = {};
+
+	at->ifindex = if_nametoindex(at->dev);
+	if (!at->ifindex) {
+		out_error("attach dev %s: no such device", at->dev);
 		return 1;
 	}
 	if (uname(&un) || !hook_order_holds(un.machine)) {
 		out_error("attach dev %s: tbctl's programs need x86's memory order (stores seen, and loads made, "
-			  "in program order), and this machine is %s", a->dev, un.machine);
+			  "in program order), and this machine is %s", at->dev, un.machine);
 		return 1;
 	}
-	if (device_lock("attach", a->dev, true))
+	if (device_lock("attach", at->dev, true))
 		return 1;
-	if (resume_upgrade(a->dev))
-		return 1;
-	err = state_open(a->dev, &old);
-	if (err == -EPROTO) {
-		out_error("attach dev %s: the pinned maps are another tbctl build's (%s); "
-			  "detach, then attach with this build", a->dev, state_layout_error());
-		return 1;
+	return resume_upgrade(at->dev);
+}
+
+/* The pinned config, of this build (err 0) or an older one (-ESTALE). */
+static int pinned_config(struct attach *at, struct tb_maps *old, int err)
+{
+	if (err == -ESTALE) {
+		err = state_open_config(at->dev, &old->config);
+		if (!err)
+			err = state_config_get(old->config, &at->cfg);
+		if (old->config >= 0)
+			close(old->config);
+	} else {
+		err = state_read_config(old, &at->cfg);
+		maps_close(old);
 	}
-	if (err == -EPROTONOSUPPORT && !a->replace) {
-		out_error("attach dev %s: %s", a->dev, state_too_old(a->dev));
+	if (err)
+		out_error("attach dev %s: read pinned config: %s", at->dev, strerror(-err));
+	return err;
+}
+
+/* What is pinned for the device: this build's maps, an older build's to
+ * upgrade, or nothing (then nothing of tbctl's may be on the device). */
+static int attach_find_pins(struct attach *at, struct kept_rules *k)
+{
+	struct attach_opts *a = &at->a;
+	struct tb_maps old = {};
+	int err = state_open(at->dev, &old);
+
+	if (err == -EPROTO || (err == -EPROTONOSUPPORT && !a->replace)) {
+		char why[256];
+
+		out_error("attach dev %s: %s", at->dev, state_open_why(at->dev, err, why, sizeof(why)));
 		return 1;
 	}
 	if (a->replace && err != -ENOENT) {
@@ -312,208 +361,235 @@ static int attach_device(const struct cmd_args *args, struct kept_rules *k)
 			return 1;
 		err = -ENOENT;
 	}
-	upgrading = err == -ESTALE;
-	if (upgrading) {
-		/* An older build's: kept, and brought up to this layout. */
-		err = state_open_config(a->dev, &old.config);
-		if (!err)
-			err = state_config_get(old.config, &cfg);
-		if (old.config >= 0)
-			close(old.config);
-		if (err) {
-			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
-			return 1;
-		}
-		existing = true;
-	} else if ((existing = !err)) {
-		err = state_read_config(&old, &cfg);
-		maps_close(&old);
-		if (err) {
-			out_error("attach dev %s: read pinned config: %s", a->dev, strerror(-err));
-			return 1;
-		}
-	}
-	if (!existing) {
+	at->upgrading = err == -ESTALE;
+	at->existing = !err || at->upgrading;
+	if (at->existing && pinned_config(at, &old, err))
+		return 1;
+	if (!at->existing) {
 		struct hooked h[4];
 
-		if (hooked_anywhere(ifindex, h)) {
+		if (hooked_anywhere(at->ifindex, h)) {
 			out_error("attach dev %s: tbctl's program (id %u, mode %s) is on the device, but its pins "
 				  "are not in %s (bpffs unmounted, or another mount namespace's); detach here "
-				  "removes it", a->dev, h[0].id, mode_names[h[0].mode], TB_PIN_ROOT);
+				  "removes it", at->dev, h[0].id, mode_names[h[0].mode], TB_PIN_ROOT);
 			return 1;
 		}
 	}
-	if (existing && !cfg.attached) {
-		/* An attach killed before its config was written: its maps
-		 * hold nothing yet, and nothing was hooked. Start again. */
-		out_warn("attach dev %s: finishing an attach that was interrupted", a->dev);
-		state_unpin(a->dev, true);
-		existing = false;
-		cfg = (struct tb_config){};
-	}
-	if (existing) {
-		if (attach_conflicts(a, &cfg))
-			return 1;
-		if (!a->has_mode)
-			a->mode = cfg.mode;
-		if (!a->has_key)
-			a->key = cfg.key;
-		if (cfg.ifindex != (__u32)ifindex && adopt(a->dev, &cfg, ifindex))
-			return 1;
-	}
+	return 0;
+}
 
-	if (a->fq && a->mode != TB_MODE_TC_EGRESS) {
-		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", a->dev);
+/* A re-attach keeps what the pins say; pins left by an attach that was
+ * killed before its config was written are started over. */
+static int attach_settle_pins(struct attach *at)
+{
+	struct attach_opts *a = &at->a;
+
+	if (at->existing && !at->cfg.attached) {
+		/* Its maps hold nothing yet, and nothing was hooked. */
+		out_warn("attach dev %s: finishing an attach that was interrupted", at->dev);
+		state_unpin(at->dev, true);
+		at->existing = false;
+		at->cfg = (struct tb_config){};
+	}
+	if (!at->existing)
+		return 0;
+	if (attach_conflicts(a, &at->cfg))
+		return 1;
+	if (!a->has_mode)
+		a->mode = at->cfg.mode;
+	if (!a->has_key)
+		a->key = at->cfg.key;
+	return at->cfg.ifindex != (__u32)at->ifindex && adopt(at->dev, &at->cfg, at->ifindex);
+}
+
+/* qdisc fq: installed as the root, unless it is already, or another
+ * root is there (tbctl replaces no one's qdisc). */
+static int attach_fq(struct attach *at)
+{
+	char root[IF_NAMESIZE] = "";
+	int err;
+
+	if (!at->a.fq)
+		return 0;
+	if (at->a.mode != TB_MODE_TC_EGRESS) {
+		out_error("attach dev %s: qdisc fq paces egress: it needs mode tc-egress", at->dev);
 		return 1;
 	}
-	if (a->fq) {
-		char root[IF_NAMESIZE] = "";
-
-		err = qdisc_fq_paces(ifindex);
-		new_fq = err == 0;
-		if (new_fq)
-			err = qdisc_fq_install(ifindex, root, sizeof(root));
-		if (err == -EEXIST) {
-			out_error("attach dev %s: the root qdisc is %s, which tbctl does not replace; "
-				  "remove it, or make fq the root yourself", a->dev, root);
-			return 1;
-		}
-		if (err < 0) {
-			out_error("attach dev %s: install fq as the root qdisc: %s", a->dev,
-				  err == -ENOENT ? "this kernel has no fq qdisc (sch_fq)" : strerror(-err));
-			return 1;
-		}
+	err = qdisc_fq_paces(at->ifindex);
+	at->new_fq = err == 0;
+	if (at->new_fq)
+		err = qdisc_fq_install(at->ifindex, root, sizeof(root));
+	if (err == -EEXIST) {
+		out_error("attach dev %s: the root qdisc is %s, which tbctl does not replace; "
+			  "remove it, or make fq the root yourself", at->dev, root);
+		return 1;
 	}
-
-	skel = open_pinned(a->dev, existing ? cfg.max_addrs : a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
-	if (!skel) {
-		out_error("attach dev %s: open BPF object: %s", a->dev, strerror(errno));
-		err = 1;
-		goto out;
+	if (err < 0) {
+		out_error("attach dev %s: install fq as the root qdisc: %s", at->dev,
+			  err == -ENOENT ? "this kernel has no fq qdisc (sch_fq)" : strerror(-err));
+		return 1;
 	}
-	skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
-	skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
-	skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
-	state_load_hook(skel, a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
-	err = upgrading ? upgrade_plan(a->dev, skel, &cfg, &moves) : 0;
+	return 0;
+}
+
+/* The object loaded over the pins (made where there are none), the
+ * config pinned, and an upgrade's maps copied into this layout's. */
+static int attach_load(struct attach *at)
+{
+	const struct attach_opts *a = &at->a;
+	int err, pins;
+
+	at->skel = open_pinned(at->dev, at->existing ? at->cfg.max_addrs :
+					a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
+	if (!at->skel) {
+		out_error("attach dev %s: open BPF object: %s", at->dev, strerror(errno));
+		return 1;
+	}
+	at->skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
+	at->skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
+	at->skel->rodata->tb_xdp_frags = hook_xdp_frags(at->skel->progs.tb_xdp);
+	state_load_hook(at->skel, a->mode <= TB_MODE_XDPGENERIC ? at->skel->progs.tb_xdp : at->skel->progs.tb_tc);
+	err = at->upgrading ? upgrade_plan(at->dev, at->skel, &at->cfg, &at->moves) : 0;
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
-			  a->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
-		err = 1;
-		goto out;
+			  at->dev, err == -EPROTO ? upgrade_error() : strerror(-err));
+		return 1;
 	}
 	pins = state_pins_begin();
-	err = pins < 0 ? pins : tb__load(skel);
+	err = pins < 0 ? pins : tb__load(at->skel);
 	if (!err)
-		err = state_pin_config(a->dev, skel);
+		err = state_pin_config(at->dev, at->skel);
 	state_pins_end(pins);
 	/* From here until the hook, a failure abandons the upgrade. */
-	abandon = upgrading;
+	at->abandon = at->upgrading;
 	if (err) {
-		out_error("attach dev %s: load BPF program and maps: %s%s", a->dev, strerror(-err),
-			  existing ? " (pinned maps from an incompatible build? detach first)" :
+		out_error("attach dev %s: load BPF program and maps: %s%s", at->dev, strerror(-err),
+			  at->existing ? " (pinned maps from an incompatible build? detach first)" :
 			  out.verbose ? "" : " (-v shows the kernel's log)");
 		if (out.verbose)
 			out_libbpf_tail(20);
-		err = 1;
-		goto out;
+		return 1;
 	}
 	/* Before the hook: the old program reads the old maps meanwhile. */
-	err = upgrading ? upgrade_copy(&moves, skel) : 0;
+	err = at->upgrading ? upgrade_copy(&at->moves, at->skel) : 0;
 	if (err) {
-		out_error("attach dev %s: copy the pinned maps into this build's layout: %s", a->dev,
-			  strerror(-err));
-		err = 1;
-		goto out;
+		out_error("attach dev %s: copy the pinned maps into this build's layout: %s", at->dev, strerror(-err));
+		return 1;
 	}
-	prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? skel->progs.tb_xdp : skel->progs.tb_tc);
-	maps_from_skel(skel, &m);
-	if (existing) {
-		own_qdisc = cfg.own_qdisc;
-		if (upgrading && upgrade_config(&moves, &cfg)) {
-			out_error("attach dev %s: draw the placement key: %s", a->dev, strerror(errno));
-			err = 1;
-			goto out;
-		}
-	} else {
-		__u32 max = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS;
+	at->prog_fd = bpf_program__fd(a->mode <= TB_MODE_XDPGENERIC ? at->skel->progs.tb_xdp : at->skel->progs.tb_tc);
+	maps_from_skel(at->skel, &at->m);
+	return 0;
+}
 
-		cfg = (struct tb_config){ .ifindex = ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
-					  .layout = TB_LAYOUT, .place = TB_PLACE_SIPHASH,
-					  .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
-					  .ways = tb_table_ways(max) };
-		if (keys_draw(&cfg)) {
-			out_error("attach dev %s: draw the placement key: %s", a->dev, strerror(errno));
-			err = 1;
-			goto out;
-		}
-	}
-	/* Config first: the new program may see packets the moment it is
-	 * hooked. It also says, before the clsact qdisc is made, that tbctl
-	 * is making it, so a detach after a kill in between removes it. */
-	cfg.attached = 1;
-	cfg.prog_id = prog_id(prog_fd);
-	cfg.own_fq |= new_fq;
-	if (a->mode >= TB_MODE_TC_INGRESS && !cfg.own_qdisc && qdisc_clsact_exists(ifindex) == 0)
-		cfg.own_qdisc = own_qdisc = true;
-	if (bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY)) {
-		out_error("attach dev %s: write config: %s", a->dev, strerror(errno));
-		err = 1;
-		goto out;
-	}
-	if (hook_program(a->mode, ifindex, prog_fd, existing, &own_qdisc, &e)) {
-		out_error("attach dev %s: %s", a->dev, e.msg);
-		err = 1;
-		goto out;
-	}
-	abandon = false;
-	if (own_qdisc != cfg.own_qdisc) {
-		cfg.own_qdisc = own_qdisc;
-		bpf_map_update_elem(m.config, &zero, &cfg, BPF_ANY);
-	}
-	if (upgrading) {
-		unsigned int from = cfg.layout;
-		/* Hooked, the new maps are the live ones: once what the older
-		 * ones hold is moved, their pins go in place, and only then
-		 * does the config say so. After a failure the next attach
-		 * finishes. */
-		int uerr = upgrade_settle(a->dev, &moves, skel, &cfg);
+/* The config the new program reads: the pins' (an upgrade's brought up
+ * to date), or a fresh one with new keys. */
+static int attach_config(struct attach *at)
+{
+	const struct attach_opts *a = &at->a;
+	__u32 max = a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS;
 
-		uerr = uerr ? uerr : upgrade_maps(a->dev, &m, &cfg);
-		if (uerr) {
-			out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
-				  "(attach again finishes it)", a->dev, from, strerror(-uerr));
-			err = 1;
-		} else {
-			out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
-				 "rules, buckets and counters kept", a->dev, from, TB_LAYOUT);
-		}
+	if (at->existing) {
+		at->own_qdisc = at->cfg.own_qdisc;
+		if (at->upgrading && upgrade_config(&at->moves, &at->cfg))
+			goto keys;
+		return 0;
 	}
-	if (!err && k->r && (err = replace_rules(&m, k))) {
-		out_error("attach dev %s replace: set the rules again: %s", a->dev, strerror(-err));
+	at->cfg = (struct tb_config){ .ifindex = at->ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
+				      .layout = TB_LAYOUT, .place = TB_PLACE_SIPHASH,
+				      .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
+				      .ways = tb_table_ways(max) };
+	if (!keys_draw(&at->cfg))
+		return 0;
+keys:
+	out_error("attach dev %s: draw the placement key: %s", at->dev, strerror(errno));
+	return 1;
+}
+
+/* Config first: the new program may see packets the moment it is
+ * hooked. It also says, before the clsact qdisc is made, that tbctl is
+ * making it, so a detach after a kill in between removes it. */
+static int attach_hook(struct attach *at)
+{
+	struct tb_err e;
+	__u32 zero = 0;
+
+	at->cfg.attached = 1;
+	at->cfg.prog_id = prog_id(at->prog_fd);
+	at->cfg.own_fq |= at->new_fq;
+	if (at->a.mode >= TB_MODE_TC_INGRESS && !at->cfg.own_qdisc && qdisc_clsact_exists(at->ifindex) == 0)
+		at->cfg.own_qdisc = at->own_qdisc = true;
+	if (bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY)) {
+		out_error("attach dev %s: write config: %s", at->dev, strerror(errno));
+		return 1;
+	}
+	if (hook_program(at->a.mode, at->ifindex, at->prog_fd, at->existing, &at->own_qdisc, &e)) {
+		out_error("attach dev %s: %s", at->dev, e.msg);
+		return 1;
+	}
+	at->abandon = false;
+	if (at->own_qdisc != at->cfg.own_qdisc) {
+		at->cfg.own_qdisc = at->own_qdisc;
+		bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY);
+	}
+	return 0;
+}
+
+/* Hooked, the new maps are the live ones: once what the older ones hold
+ * is moved, their pins go in place, and only then does the config say
+ * so. After a failure the next attach finishes. */
+static int attach_upgrade_finish(struct attach *at)
+{
+	unsigned int from = at->cfg.layout;
+	int err = upgrade_settle(at->dev, &at->moves, at->skel, &at->cfg);
+
+	err = err ? err : upgrade_maps(at->dev, &at->m, &at->cfg);
+	if (err) {
+		out_error("attach dev %s: upgrade the pinned maps from layout %u: %s "
+			  "(attach again finishes it)", at->dev, from, strerror(-err));
+		return 1;
+	}
+	out_warn("attach dev %s: upgraded the pinned maps from layout %u to %u; "
+		 "rules, buckets and counters kept", at->dev, from, TB_LAYOUT);
+	return 0;
+}
+
+/* attach; with replace, the pins' rules go to *k before the old pins are
+ * removed. */
+static int attach_device(const struct attach_opts *a, struct kept_rules *k)
+{
+	struct attach at = { .a = *a, .dev = a->t.dev };
+	int err;
+
+	if (attach_begin(&at) || attach_find_pins(&at, k) || attach_settle_pins(&at) || attach_fq(&at))
+		return 1;
+	err = attach_load(&at) || attach_config(&at) || attach_hook(&at);
+	if (!err && at.upgrading)
+		err = attach_upgrade_finish(&at);
+	if (!err && k->r && (err = replace_rules(&at.m, k))) {
+		out_error("attach dev %s replace: set the rules again: %s", at.dev, strerror(-err));
 		err = 1;
 	}
-out:
 	/* The one unwind: what this attach made, in reverse. */
-	if (abandon)
-		upgrade_abandon(a->dev, &moves);
-	if (err && !existing)
-		state_unpin(a->dev, true);
-	if (err && new_fq)
-		qdisc_fq_delete(ifindex);
-	tb__destroy(skel);
+	if (at.abandon)
+		upgrade_abandon(at.dev, &at.moves);
+	if (err && !at.existing)
+		state_unpin(at.dev, true);
+	if (err && at.new_fq)
+		qdisc_fq_delete(at.ifindex);
+	tb__destroy(at.skel);
 	return err;
 }
 
-static int run_attach(const struct cmd_args *args)
+static int run_attach(const void *opts)
 {
+	const struct attach_opts *a = opts;
 	struct kept_rules kept = {};
-	int err = attach_device(args, &kept);
+	int err = attach_device(a, &kept);
 
 	if (err && kept.r) {
-		fprintf(stderr, "attach dev %s replace: did not finish; the old pins' rules were:\n", args->dev);
+		fprintf(stderr, "attach dev %s replace: did not finish; the old pins' rules were:\n", a->t.dev);
 		for (int i = 0; i < kept.n; i++)
-			rule_save(stderr, args->dev, &kept.r[i]);
+			rule_save(stderr, a->t.dev, &kept.r[i]);
 	}
 	free(kept.r);
 	return err;
@@ -547,13 +623,10 @@ static int detach_unpinned(const char *dev)
 	return rc;
 }
 
-static int parse_detach(int argc, char **argv, struct cmd_args *a)
+static int run_detach(const void *opts)
 {
-	return parse_dev_only("detach", argc, argv, a, false);
-}
+	const struct cmd_target *a = opts;
 
-static int run_detach(const struct cmd_args *a)
-{
 	struct tb_config cfg;
 	int err, fd;
 
@@ -585,8 +658,21 @@ static int run_detach(const struct cmd_args *a)
 }
 
 const struct command cmd_attach = {
-	"attach", parse_attach, run_attach,
-	"dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [replace]",
-	false, CAPS_HOOK,
+	.name = "attach",
+	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [replace]",
+	.opts_size = sizeof(struct attach_opts),
+	.parse = parse_attach,
+	.run = run_attach,
+	.check = attach_conflicts,
+	.flags = CMD_ATTACH | CMD_SAVED,
+	.caps = CAPS_HOOK,
 };
-const struct command cmd_detach = { "detach", parse_detach, run_detach, "dev DEV", true, CAPS_UNHOOK };
+const struct command cmd_detach = {
+	.name = "detach",
+	.usage = "dev DEV",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_only,
+	.run = run_detach,
+	.flags = CMD_ATTACHED | CMD_DETACH | CMD_FINAL,
+	.caps = CAPS_UNHOOK,
+};

@@ -9,26 +9,13 @@
 #include "lib/state.h"
 #include "cli/tbctl.h"
 #include "lib/units.h"
+#include "view/rule_text.h"
 
 static struct ruleset rs;
 
-static int parse_save(int argc, char **argv, struct cmd_args *a)
+static int run_save(const void *opts)
 {
-	return parse_dev_only("save", argc, argv, a, false);
-}
-
-void rule_save(FILE *f, const char *dev, const struct tb_rule *r)
-{
-	char p[PREFIX_TEXT_MAX];
-
-	rule_format(r, p, sizeof(p));
-	fprintf(f, "rule set dev %s %s ", dev, p);
-	rule_words(f, r, true);
-	fputc('\n', f);
-}
-
-static int run_save(const struct cmd_args *a)
-{
+	const struct cmd_target *a = opts;
 	struct tb_maps m;
 	int err;
 
@@ -51,16 +38,22 @@ static int run_save(const struct cmd_args *a)
 	return 0;
 }
 
-static int parse_apply(int argc, char **argv, struct cmd_args *a)
+struct apply_opts {
+	struct cmd_target t;
+	const char *file;
+};
+
+static int parse_apply(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct kw kws[] = { { "dev" }, { 0 } };
+	struct apply_opts *a = opts;
 	const char *file = NULL;
-	int rc = kw_parse("apply", argc, argv, kws, &file);
+	int rc = kw_parse(cmd, argc, argv, kws, &file);
 
-	if (rc || (rc = parse_dev("apply", kw_get(kws, "dev"), a)))
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
 		return rc;
 	if (!file)
-		return usage_error("apply", "missing FILE (as tbctl save writes it; - for stdin)");
+		return usage_error(cmd, "missing FILE (as tbctl save writes it; - for stdin)");
 	a->file = file;
 	return 0;
 }
@@ -69,108 +62,101 @@ static int parse_apply(int argc, char **argv, struct cmd_args *a)
  * line for dev must match how it is attached. Anything else is an error
  * naming its line. */
 struct target {
+	const char *dev;
 	struct tb_prefix p[TB_MAX_RULES];
 	struct rule_spec s[TB_MAX_RULES];
 	int line[TB_MAX_RULES];
 	int n;
 };
 
-static int read_target(const struct cmd_args *a, struct target *t)
+/* A rule set line's rule, unless the file sets it twice or too many. */
+static int target_add(struct target *t, const struct rule_set_opts *r, int lineno)
 {
-	FILE *f = strcmp(a->file, "-") ? fopen(a->file, "r") : stdin;
-	char *buf = NULL, *words[LINE_MAX_WORDS];
-	size_t blen = 0;
-	int err = 0, lineno = 0;
+	char p[PREFIX_TEXT_MAX];
 
-	if (!f) {
-		out_error("apply dev %s: open %s: %s", a->dev, a->file, strerror(errno));
+	for (int i = 0; i < t->n; i++)
+		if (prefix_equal(&t->p[i], &r->t.prefix)) {
+			prefix_format(&r->t.prefix, p, sizeof(p));
+			out_error("rule set dev %s: %s is set twice (line %d)", t->dev, p, t->line[i]);
+			return EXIT_USAGE;
+		}
+	if (t->n == TB_MAX_RULES - 1) {
+		out_error("rule set dev %s: more than %d rules", t->dev, TB_MAX_RULES - 1);
 		return 1;
 	}
-	t->n = 0;
-	while (!err && getline(&buf, &blen, f) >= 0) {
-		struct cmd_args l;
-		int argc;
+	t->p[t->n] = r->t.prefix;
+	t->s[t->n] = r->spec;
+	t->line[t->n++] = lineno;
+	return 0;
+}
 
-		lineno++;
-		argc = words_split(buf, words, LINE_MAX_WORDS);
-		if (!argc)
-			continue;
-		out.batch_line = lineno;
-		if (argc < 0) {
-			out_error("more than %d words", LINE_MAX_WORDS);
-			err = EXIT_USAGE;
-			break;
-		}
-		err = parse_command(argc, words, &l);
-		if (!err && (l.cmd != &cmd_rule_set && l.cmd != &cmd_attach)) {
-			out_error("apply takes rule set lines (and the device's attach line), not %s", l.cmd->name);
-			err = EXIT_USAGE;
-		} else if (!err && strcmp(l.dev, a->dev)) {
-			out_error("%s dev %s: this file applies to dev %s", l.cmd->name, l.dev, a->dev);
-			err = EXIT_USAGE;
-		} else if (!err && l.cmd == &cmd_attach &&
-			   ((l.has_mode && l.mode != rs.cfg.mode) || (l.has_key && l.key != rs.cfg.key))) {
-			out_error("attach dev %s: attached as mode %s key %s, the file says mode %s key %s",
-				  a->dev, mode_names[rs.cfg.mode], key_names[rs.cfg.key],
-				  mode_names[l.has_mode ? l.mode : rs.cfg.mode], key_names[l.has_key ? l.key : rs.cfg.key]);
-			err = 1;
-		} else if (!err && l.cmd == &cmd_rule_set) {
-			for (int i = 0; i < t->n && !err; i++)
-				if (prefix_equal(&t->p[i], &l.prefix)) {
-					char p[PREFIX_TEXT_MAX];
+static int target_line(struct cmd_line *l, int lineno, void *ctx)
+{
+	const struct cmd_target *lt = line_target(l);
+	struct target *t = ctx;
+	int err = 0;
 
-					prefix_format(&l.prefix, p, sizeof(p));
-					out_error("rule set dev %s: %s is set twice (line %d)", a->dev, p, t->line[i]);
-					err = EXIT_USAGE;
-				}
-			if (!err && t->n == TB_MAX_RULES - 1) {
-				out_error("rule set dev %s: more than %d rules", a->dev, TB_MAX_RULES - 1);
-				err = 1;
-			}
-			if (!err && !(err = shape_refused(&l, &rs.cfg))) {
-				t->p[t->n] = l.prefix;
-				t->s[t->n] = l.spec;
-				t->line[t->n++] = lineno;
-			}
-		}
-	}
-	if (!err && !feof(f)) {
-		out.batch_line = lineno + 1;
-		out_error("apply dev %s: read %s: %s", a->dev, a->file, strerror(errno ? errno : EIO));
+	if (!(l->cmd->flags & CMD_SAVED)) {
+		out_error("apply takes rule set lines (and the device's attach line), not %s", l->cmd->name);
+		err = EXIT_USAGE;
+	} else if (strcmp(lt->dev, t->dev)) {
+		out_error("%s dev %s: this file applies to dev %s", l->cmd->name, lt->dev, t->dev);
+		err = EXIT_USAGE;
+	} else if (l->cmd->check && l->cmd->check(l->opts, &rs.cfg)) {
 		err = 1;
+	} else if (l->cmd->flags & CMD_RULE_SET) {
+		err = target_add(t, l->opts, lineno);
 	}
-	out.batch_line = 0;
-	free(buf);
-	if (f != stdin)
-		fclose(f);
+	line_free(l);
 	return err;
 }
 
 /* Checked in full first; then the rules become exactly the file's, and
  * rules the file leaves as they are keep their slots and buckets. */
-static int run_apply(const struct cmd_args *a)
+static int run_apply(const void *opts)
 {
+	const struct apply_opts *a = opts;
 	static struct target t;
+	char who[IF_NAMESIZE + 16];
 	struct tb_maps m;
 	int err;
 
-	if (open_attached("apply", a->dev, &m))
+	if (open_attached("apply", a->t.dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
 	if (err) {
-		out_error("apply dev %s: read rules: %s", a->dev, strerror(-err));
+		out_error("apply dev %s: read rules: %s", a->t.dev, strerror(-err));
 		maps_close(&m);
 		return 1;
 	}
-	err = read_target(a, &t);
+	t = (struct target){ .dev = a->t.dev };
+	snprintf(who, sizeof(who), "apply dev %s", a->t.dev);
+	err = cmdfile_read(a->file, who, target_line, &t);
+	out.batch_line = 0;
 	if (!err) {
 		err = ruleset_apply(&rs, t.p, t.s, t.n);
 		if (err)
-			out_error("apply dev %s: update maps: %s", a->dev, strerror(-err));
+			out_error("apply dev %s: update maps: %s", a->t.dev, strerror(-err));
 	}
 	maps_close(&m);
 	return err != 0 ? (err > 0 ? err : 1) : 0;
 }
 
-const struct command cmd_save = { "save", parse_save, run_save, "dev DEV", true, CAPS_READ };
-const struct command cmd_apply = { "apply", parse_apply, run_apply, "dev DEV FILE", true, CAPS_READ };
+const struct command cmd_save = {
+	.name = "save",
+	.usage = "dev DEV",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_only,
+	.run = run_save,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
+};
+const struct command cmd_apply = {
+	.name = "apply",
+	.usage = "dev DEV FILE",
+	.opts_size = sizeof(struct apply_opts),
+	.parse = parse_apply,
+	.run = run_apply,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
+};

@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "lib/agent_state.h"
 #include "lib/clock.h"
 #include "lib/err.h"
 #include "fleet/agent.h"
@@ -21,8 +20,16 @@
 #define INTERVAL_MS_DEFAULT 10
 #define LEASE_MS_DEFAULT 5000
 
-static int parse_fleet_run(int argc, char **argv, struct cmd_args *a)
+struct fleet_run_opts {
+	struct cmd_target t;
+	const char *store, *fleet, *host;
+	__u32 interval_ms, lease_ms;
+	bool closed;
+};
+
+static int parse_fleet_run(const char *cmd, int argc, char **argv, void *opts)
 {
+	struct fleet_run_opts *a = opts;
 	static const char *const fallback[] = { "share", "closed", NULL };
 	struct kw kws[] = { { "dev" }, { "store" }, { "fleet" }, { "host" }, { "interval" }, { "lease" },
 			    { "fallback" }, { 0 } };
@@ -32,42 +39,42 @@ static int parse_fleet_run(int argc, char **argv, struct cmd_args *a)
 	char err[160];
 	int rc, c = 0;
 
-	rc = kw_parse("fleet run", argc, argv, kws, NULL);
-	if (rc || (rc = parse_dev("fleet run", kw_get(kws, "dev"), a)))
+	rc = kw_parse(cmd, argc, argv, kws, NULL);
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
 		return rc;
-	a->fleet.store = kw_get(kws, "store");
-	if (!a->fleet.store)
-		return usage_error("fleet run", "missing \"store redis://HOST[:PORT]\" (or redis-cluster://...)");
-	if (store_parse_url(a->fleet.store, &st, err, sizeof(err)))
-		return usage_error("fleet run", "%s", err);
-	a->fleet.fleet = kw_get(kws, "fleet") ? kw_get(kws, "fleet") : "tbctl";
-	if (strlen(a->fleet.fleet) >= sizeof(((struct tb_fleet_state *)0)->fleet) ||
-	    strspn(a->fleet.fleet, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
-		    strlen(a->fleet.fleet) || !a->fleet.fleet[0])
-		return usage_error("fleet run", "invalid fleet \"%s\": 1-31 letters, digits, '-', '_' or '.'",
-				   a->fleet.fleet);
+	a->store = kw_get(kws, "store");
+	if (!a->store)
+		return usage_error(cmd, "missing \"store redis://HOST[:PORT]\" (or redis-cluster://...)");
+	if (store_parse_url(a->store, &st, err, sizeof(err)))
+		return usage_error(cmd, "%s", err);
+	a->fleet = kw_get(kws, "fleet") ? kw_get(kws, "fleet") : "tbctl";
+	if (strlen(a->fleet) >= sizeof(((struct tb_fleet_state *)0)->fleet) ||
+	    strspn(a->fleet, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+		    strlen(a->fleet) || !a->fleet[0])
+		return usage_error(cmd, "invalid fleet \"%s\": 1-31 letters, digits, '-', '_' or '.'",
+				   a->fleet);
 	if ((v = kw_get(kws, "host"))) {
 		if (!*v || strlen(v) >= sizeof(host) || strchr(v, ' '))
-			return usage_error("fleet run", "invalid host \"%s\": 1-63 characters, no spaces", v);
-		a->fleet.host = v;
+			return usage_error(cmd, "invalid host \"%s\": 1-63 characters, no spaces", v);
+		a->host = v;
 	} else {
 		if (gethostname(host, sizeof(host)))
-			return usage_error("fleet run", "no host given, and gethostname failed: %s", strerror(errno));
-		a->fleet.host = host;
+			return usage_error(cmd, "no host given, and gethostname failed: %s", strerror(errno));
+		a->host = host;
 	}
-	a->fleet.interval_ms = INTERVAL_MS_DEFAULT;
+	a->interval_ms = INTERVAL_MS_DEFAULT;
 	if ((v = kw_get(kws, "interval")) &&
-	    (rc = parse_count("fleet run", "interval (ms)", v, 1, 1000, &a->fleet.interval_ms)))
+	    (rc = parse_count(cmd, "interval (ms)", v, 1, 1000, &a->interval_ms)))
 		return rc;
-	a->fleet.lease_ms = LEASE_MS_DEFAULT;
-	if ((v = kw_get(kws, "lease")) && (rc = parse_count("fleet run", "lease (ms)", v, 100, 600000, &a->fleet.lease_ms)))
+	a->lease_ms = LEASE_MS_DEFAULT;
+	if ((v = kw_get(kws, "lease")) && (rc = parse_count(cmd, "lease (ms)", v, 100, 600000, &a->lease_ms)))
 		return rc;
-	if (a->fleet.lease_ms < a->fleet.interval_ms * 10)
-		return usage_error("fleet run", "lease %u ms is under ten intervals (%u ms): credit would lapse "
-				   "between renewals", a->fleet.lease_ms, a->fleet.interval_ms * 10);
-	if ((v = kw_get(kws, "fallback")) && (c = choose("fleet run", "fallback", v, fallback)) < 0)
+	if (a->lease_ms < a->interval_ms * 10)
+		return usage_error(cmd, "lease %u ms is under ten intervals (%u ms): credit would lapse "
+				   "between renewals", a->lease_ms, a->interval_ms * 10);
+	if ((v = kw_get(kws, "fallback")) && (c = choose(cmd, "fallback", v, fallback)) < 0)
 		return EXIT_USAGE;
-	a->fleet.closed = v && c == 1;
+	a->closed = v && c == 1;
 	return 0;
 }
 
@@ -76,67 +83,24 @@ static void credit_lapses(const struct agent_opts *o, const char *why)
 	out_error("fleet run dev %s: could not return the unspent credit: %s (it lapses with its lease)", o->dev, why);
 }
 
-static int run_fleet_run(const struct cmd_args *a)
+static int run_fleet_run(const void *opts)
 {
-	struct agent_opts o = { .dev = a->dev, .store = a->fleet.store, .fleet = a->fleet.fleet, .host = a->fleet.host,
-				.interval_ms = a->fleet.interval_ms, .lease_ms = a->fleet.lease_ms,
-				.closed = a->fleet.closed, .warn = credit_lapses };
+	const struct fleet_run_opts *a = opts;
+	struct agent_opts o = { .dev = a->t.dev, .store = a->store, .fleet = a->fleet, .host = a->host,
+				.interval_ms = a->interval_ms, .lease_ms = a->lease_ms, .closed = a->closed,
+				.warn = credit_lapses };
 	struct tb_err e;
 
 	if (agent_run(&o, &e)) {
-		out_error("fleet run dev %s: %s", a->dev, e.msg);
+		out_error("fleet run dev %s: %s", a->t.dev, e.msg);
 		return 1;
 	}
 	return 0;
 }
 
-void fleet_status(const struct tb_fleet_state *fs, struct json_object *o)
+static int run_fleet_show(const void *opts)
 {
-	__u64 now = now_ns();
-
-	if (o) {
-		struct json_object *f = json_object_new_object();
-
-		json_add_str(f, "agent", fleet_agent_state(fs));
-		json_add_u64(f, "pid", fs->pid);
-		json_add_str(f, "fleet", fs->fleet);
-		json_add_str(f, "store", fs->store);
-		json_object_object_add(f, "reachable", json_object_new_boolean(fs->reachable));
-		json_add_u64(f, "rtt_us", fs->rtt_ns / 1000);
-		json_add_u64(f, "last_grant_ms_ago", fs->last_grant_ns ? (now - fs->last_grant_ns) / 1000000 : 0);
-		json_add_u64(f, "calls", fs->calls);
-		json_add_u64(f, "errors", fs->errors);
-		json_add_u64(f, "granted", fs->granted);
-		json_add_u64(f, "returned", fs->returned);
-		json_add_u64(f, "keys", fs->keys);
-		json_add_str(f, "epoch", fs->epoch);
-		json_object_object_add(f, "share_off", json_object_new_boolean(fs->share_off));
-		if (fs->error[0])
-			json_add_str(f, "error", fs->error);
-		json_object_object_add(o, "fleet", f);
-		return;
-	}
-	printf("  fleet %s: agent %s (pid %u), store %s %s", fs->fleet, fleet_agent_state(fs), fs->pid, fs->store,
-	       fs->reachable ? "reachable" : "UNREACHABLE");
-	if (fs->error[0])
-		printf(" (%s)", fs->error);
-	printf(", rtt %.2f ms, %llu keys, %llu calls, %llu errors", fs->rtt_ns / 1e6, (unsigned long long)fs->keys,
-	       (unsigned long long)fs->calls, (unsigned long long)fs->errors);
-	if (fs->last_grant_ns)
-		printf(", last grant %.1f s ago", (now - fs->last_grant_ns) / 1e9);
-	printf("%s\n", fs->share_off ? ", static shares OFF (fallback closed)" : "");
-}
-
-static int parse_fleet_show(int argc, char **argv, struct cmd_args *a)
-{
-	return parse_dev_only("fleet show", argc, argv, a, false);
-}
-
-/* Every key this host holds: its rule and address, the credit it holds
- * (while its lease runs), what it spent of the credit and of its share,
- * and what was refused for want of either. */
-static int run_fleet_show(const struct cmd_args *a)
-{
+	const struct cmd_target *a = opts;
 	static struct ruleset rs;
 	struct tb_fleet_key k, next;
 	struct tb_fleet_entry e;
@@ -200,9 +164,21 @@ static int run_fleet_show(const struct cmd_args *a)
 }
 
 const struct command cmd_fleet_run = {
-	"fleet run", parse_fleet_run, run_fleet_run,
-	"dev DEV store redis://HOST[:PORT]|redis-cluster://HOST[:PORT],... [fleet NAME] [host NAME] [interval MS] [lease MS] "
-	"[fallback share|closed]",
-	false, CAPS_LOAD,
+	.name = "fleet run",
+	.usage = "dev DEV store redis://HOST[:PORT]|redis-cluster://HOST[:PORT],... [fleet NAME] [host NAME] "
+		 "[interval MS] [lease MS] [fallback share|closed]",
+	.opts_size = sizeof(struct fleet_run_opts),
+	.parse = parse_fleet_run,
+	.run = run_fleet_run,
+	.flags = CMD_NO_BATCH,
+	.caps = CAPS_LOAD,
 };
-const struct command cmd_fleet_show = { "fleet show", parse_fleet_show, run_fleet_show, "dev DEV", true, CAPS_READ };
+const struct command cmd_fleet_show = {
+	.name = "fleet show",
+	.usage = "dev DEV",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_only,
+	.run = run_fleet_show,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
+};

@@ -34,50 +34,43 @@
 #define EXPORTER_CONNECTIONS 256
 #define EXPORTER_SPARE 16
 
-/* "dev DEV" may repeat: the names are kept here, as one metrics or
- * exporter command runs per process (neither runs from a batch); so is
- * the exporter's guard. */
-static const char *named[MAX_NAMED];
+struct metrics_opts {
+	struct cmd_target t;
+	const char *devs[MAX_NAMED];    /* "dev DEV" may repeat: none, every attached device */
+	int ndevs;
+	__u32 top;
+	const char *listen;
+};
+
+/* One exporter runs per process (it never runs from a batch). */
 static struct conn_guard guard;
 
-static int parse_metrics_words(const char *cmd, int argc, char **argv, struct cmd_args *a, bool listen)
+static int parse_metrics_words(const char *cmd, int argc, char **argv, struct metrics_opts *a, bool listen)
 {
-	if (out.batch_line > 0) {
-		out_error("%s is no command to run from a batch", cmd);
-		return EXIT_USAGE;
-	}
-	for (int i = 0; i < argc; i += 2) {
-		const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		struct cmd_args one;
+	struct kw kws[] = { { "dev", .many = a->devs, .max = MAX_NAMED }, { "top" }, { listen ? "listen" : NULL },
+			    { 0 } };
+	const char *v;
+	int rc = kw_parse(cmd, argc, argv, kws, NULL);
 
-		if (strcmp(w, "dev") && strcmp(w, "top") && (!listen || strcmp(w, "listen")))
-			return usage_error(cmd, "unknown keyword \"%s\"", w);
-		if (!v)
-			return usage_error(cmd, "keyword \"%s\" needs a value", w);
-		if (!strcmp(w, "dev")) {
-			if (a->ndevs == MAX_NAMED)
-				return usage_error(cmd, "more than %d devices", MAX_NAMED);
-			if (parse_dev(cmd, v, &one))
-				return EXIT_USAGE;
-			named[a->ndevs++] = v;
-		} else if (!strcmp(w, "top")) {
-			if (parse_count(cmd, "top", v, 0, METRICS_TOP_MAX, &a->top))
-				return EXIT_USAGE;
-		} else {
-			a->listen = v;
-		}
-	}
-	a->devs = named;
-	return 0;
+	for (int i = 0; !rc && i < kws[0].n; i++)
+		rc = parse_dev(cmd, a->devs[i], &a->t);
+	a->ndevs = kws[0].n;
+	a->t.has_dev = false;   /* locks none: it reads, every device or the named ones */
+	if (!rc && (v = kw_get(kws, "top")))
+		rc = parse_count(cmd, "top", v, 0, METRICS_TOP_MAX, &a->top);
+	if (!rc && listen)
+		a->listen = kw_get(kws, "listen");
+	return rc;
 }
 
-static int parse_metrics(int argc, char **argv, struct cmd_args *a)
+static int parse_metrics(const char *cmd, int argc, char **argv, void *opts)
 {
-	return parse_metrics_words("metrics", argc, argv, a, false);
+	return parse_metrics_words(cmd, argc, argv, opts, false);
 }
 
-static int run_metrics(const struct cmd_args *a)
+static int run_metrics(const void *opts)
 {
+	const struct metrics_opts *a = opts;
 	int err = bpffs_ensure();
 
 	if (err) {
@@ -128,14 +121,15 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, bool *any)
 	return 0;
 }
 
-static int parse_exporter(int argc, char **argv, struct cmd_args *a)
+static int parse_exporter(const char *cmd, int argc, char **argv, void *opts)
 {
+	struct metrics_opts *a = opts;
 	struct sockaddr_storage ss;
 	bool any;
-	int err = parse_metrics_words("exporter", argc, argv, a, true);
+	int err = parse_metrics_words(cmd, argc, argv, a, true);
 
 	if (!err && a->listen && parse_listen(a->listen, &ss, &any))
-		return usage_error("exporter", "invalid listen address \"%s\" (ADDR:PORT, [ADDR6]:PORT or :PORT)",
+		return usage_error(cmd, "invalid listen address \"%s\" (ADDR:PORT, [ADDR6]:PORT or :PORT)",
 				   a->listen);
 	return err;
 }
@@ -159,7 +153,7 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned int code, ch
 static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			     const char *version, const char *upload, size_t *upload_len, void **state)
 {
-	const struct cmd_args *a = cls;
+	const struct metrics_opts *a = cls;
 	static char not_found[] = "tbctl exporter: metrics are at /metrics\n";
 	static char bad_method[] = "tbctl exporter: GET only\n";
 	char *body = NULL;
@@ -190,8 +184,9 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 }
 
 /* Serves until SIGINT or SIGTERM, then exits 0. */
-static int run_exporter(const struct cmd_args *a)
+static int run_exporter(const void *opts)
 {
+	const struct metrics_opts *a = opts;
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *daemon;
 	/* epoll: no select() bound on descriptors, and one thread that never
@@ -241,7 +236,21 @@ static int run_exporter(const struct cmd_args *a)
 	return 0;
 }
 
-const struct command cmd_metrics = { "metrics", parse_metrics, run_metrics, "[dev DEV]... [top N]", false, CAPS_READ };
+const struct command cmd_metrics = {
+	.name = "metrics",
+	.usage = "[dev DEV]... [top N]",
+	.opts_size = sizeof(struct metrics_opts),
+	.parse = parse_metrics,
+	.run = run_metrics,
+	.flags = CMD_NO_BATCH,
+	.caps = CAPS_READ,
+};
 const struct command cmd_exporter = {
-	"exporter", parse_exporter, run_exporter, "[listen ADDR:PORT] [dev DEV]... [top N]", false, CAPS_READ,
+	.name = "exporter",
+	.usage = "[listen ADDR:PORT] [dev DEV]... [top N]",
+	.opts_size = sizeof(struct metrics_opts),
+	.parse = parse_exporter,
+	.run = run_exporter,
+	.flags = CMD_NO_BATCH,
+	.caps = CAPS_READ,
 };

@@ -12,6 +12,7 @@
 #include "fleet/store.h"
 #include "cli/tbctl.h"
 #include "lib/units.h"
+#include "view/rule_text.h"
 
 /* The default burst: the larger of DEFAULT_BURST_MS at the rate and 16
  * full-size Ethernet frames (or 16 packets). A TCP loss that fast
@@ -28,8 +29,6 @@
  * dropped instead; it bounds the delay fq adds. */
 #define DEFAULT_HORIZON_NS 100000000ULL
 #define HORIZON_MAX_NS 10000000000ULL
-
-static const char *const on_off[] = { "off", "on", NULL };
 
 static int parse_prefix(const char *cmd, const char *word, struct tb_prefix *p)
 {
@@ -139,7 +138,7 @@ static int parse_fleet(const struct kw *kws, struct rule_spec *s)
 	char err[160];
 	int c;
 
-	if (v && (c = choose("rule set", "fleet", v, on_off)) < 0)
+	if (v && (c = choose("rule set", "fleet", v, on_off_names)) < 0)
 		return EXIT_USAGE;
 	s->fleet = v ? c : 0;
 	if (!s->fleet)
@@ -184,8 +183,9 @@ static bool names_rule(const char *kw)
 	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport");
 }
 
-static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
+static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 {
+	struct rule_set_opts *a = opts;
 	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "rate" }, { "burst" }, { "cost" },
 			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
 			    { "fleet" }, { "share" }, { "share-burst" }, { 0 } };
@@ -194,9 +194,9 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	char err[160];
 	int rc, c;
 
-	rc = kw_parse("rule set", argc, argv, kws, &prefix);
-	if (rc || (rc = parse_dev("rule set", kw_get(kws, "dev"), a)) ||
-	    (rc = parse_prefix("rule set", prefix, &a->prefix)) || (rc = parse_match("rule set", kws, &a->prefix)))
+	rc = kw_parse(cmd, argc, argv, kws, &prefix);
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)) || (rc = parse_prefix(cmd, prefix, &a->t.prefix)) ||
+	    (rc = parse_match(cmd, kws, &a->t.prefix)))
 		return rc;
 	if ((v = kw_get(kws, "cost")) && (c = choose("rule set", "cost", v, cost_names)) < 0)
 		return EXIT_USAGE;
@@ -213,9 +213,9 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 		*s = (struct rule_spec){ .cost = TB_COST_BYTES, .action = TB_ACTION_PASS };
 		return 0;
 	}
-	if ((v = kw_get(kws, "scope")) && (rc = parse_scope(v, &a->prefix, s)))
+	if ((v = kw_get(kws, "scope")) && (rc = parse_scope(v, &a->t.prefix, s)))
 		return rc;
-	if ((v = kw_get(kws, "early")) && (c = choose("rule set", "early", v, on_off)) < 0)
+	if ((v = kw_get(kws, "early")) && (c = choose("rule set", "early", v, on_off_names)) < 0)
 		return EXIT_USAGE;
 	s->early = v ? c : 1;
 	if (v && s->action != TB_ACTION_DROP && s->action != TB_ACTION_MARK)
@@ -237,25 +237,24 @@ static int parse_rule_set(int argc, char **argv, struct cmd_args *a)
 	return parse_fleet(kws, s);
 }
 
-static int rule_error(const struct cmd_args *a, int err)
+static int rule_error(const char *cmd, const struct cmd_target *t, int err)
 {
-	const char *cmd = a->cmd->name;
 	char p[PREFIX_TEXT_MAX];
 
-	prefix_format(&a->prefix, p, sizeof(p));
+	prefix_format(&t->prefix, p, sizeof(p));
 	if (err == -ENOENT)
-		out_error("%s dev %s: no rule for %s", cmd, a->dev, p);
-	else if (err == -ENOSPC && a->prefix.m.proto)
+		out_error("%s dev %s: no rule for %s", cmd, t->dev, p);
+	else if (err == -ENOSPC && t->prefix.m.proto)
 		out_error("%s dev %s %s: rule table full (%d rules, or rules with a match on %d prefixes)", cmd,
-			  a->dev, p, TB_MAX_RULES - 1, TB_MAX_NODES - 1);
+			  t->dev, p, TB_MAX_RULES - 1, TB_MAX_NODES - 1);
 	else if (err == -ENOSPC)
 		out_error("%s dev %s %s: rule table full (%d rules; one slot stays free so that any rule "
-			  "can still be changed)", cmd, a->dev, p, TB_MAX_RULES - 1);
+			  "can still be changed)", cmd, t->dev, p, TB_MAX_RULES - 1);
 	else if (err == -E2BIG)
 		out_error("%s dev %s %s: more than %d rules with a match would apply to one prefix (its own, "
-			  "those of the prefixes around it and the default's)", cmd, a->dev, p, TB_NODE_ENTRIES);
+			  "those of the prefixes around it and the default's)", cmd, t->dev, p, TB_NODE_ENTRIES);
 	else
-		out_error("%s dev %s %s: update maps: %s", cmd, a->dev, p, strerror(-err));
+		out_error("%s dev %s %s: update maps: %s", cmd, t->dev, p, strerror(-err));
 	return 1;
 }
 
@@ -263,153 +262,70 @@ static struct ruleset rs;
 
 /* Action shape only delays: without fq honouring the departure times on
  * the device's egress, it would police nothing. Non-zero (said) when a
- * rule set of a shape rule must be refused. */
-int shape_refused(const struct cmd_args *a, const struct tb_config *cfg)
+ * shape rule must be refused. */
+static int shape_refused(const void *opts, const struct tb_config *cfg)
 {
+	const struct rule_set_opts *a = opts;
 	int fq;
 
-	if (a->cmd != &cmd_rule_set || a->spec.action != TB_ACTION_SHAPE)
+	if (a->spec.action != TB_ACTION_SHAPE)
 		return 0;
 	if (cfg->mode != TB_MODE_TC_EGRESS) {
-		out_error("rule set dev %s: action shape needs mode tc-egress (attached as %s)", a->dev,
+		out_error("rule set dev %s: action shape needs mode tc-egress (attached as %s)", a->t.dev,
 			  mode_names[cfg->mode]);
 		return 1;
 	}
 	fq = qdisc_fq_paces(cfg->ifindex);
 	if (fq < 0)
-		out_error("rule set dev %s: read qdiscs: %s", a->dev, strerror(-fq));
+		out_error("rule set dev %s: read qdiscs: %s", a->t.dev, strerror(-fq));
 	else if (!fq)
 		out_error("rule set dev %s: action shape needs fq as the root qdisc "
-			  "(tbctl attach dev %s mode tc-egress qdisc fq)", a->dev, a->dev);
+			  "(tbctl attach dev %s mode tc-egress qdisc fq)", a->t.dev, a->t.dev);
 	return fq != 1;
 }
 
-/* rule set and rule del: one change to the device's rules. */
-static int run_rule_change(const struct cmd_args *a)
+/* rule set and rule del: one change to the device's rules; spec NULL
+ * for a del. */
+static int rule_change(const char *cmd, const struct cmd_target *t, const struct rule_set_opts *set)
 {
 	struct tb_maps m;
 	int err;
 
-	if (open_attached(a->cmd->name, a->dev, &m))
+	if (open_attached(cmd, t->dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
-	if (!err && shape_refused(a, &rs.cfg)) {
+	if (!err && set && shape_refused(set, &rs.cfg)) {
 		maps_close(&m);
 		return 1;
 	}
 	if (!err)
-		err = a->cmd == &cmd_rule_set ? ruleset_set(&rs, &a->prefix, &a->spec) :
-						 ruleset_del(&rs, &a->prefix);
+		err = set ? ruleset_set(&rs, &t->prefix, &set->spec) : ruleset_del(&rs, &t->prefix);
 	maps_close(&m);
-	return err < 0 ? rule_error(a, err) : 0;
+	return err < 0 ? rule_error(cmd, t, err) : 0;
 }
 
-static int parse_rule_del(int argc, char **argv, struct cmd_args *a)
+static int run_rule_set(const void *opts)
+{
+	const struct rule_set_opts *a = opts;
+
+	return rule_change("rule set", &a->t, a);
+}
+
+static int run_rule_del(const void *opts)
+{
+	return rule_change("rule del", opts, NULL);
+}
+
+static int parse_rule_del(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { 0 } };
+	struct cmd_target *t = opts;
 	const char *prefix = NULL;
-	int rc = kw_parse("rule del", argc, argv, kws, &prefix);
+	int rc = kw_parse(cmd, argc, argv, kws, &prefix);
 
-	if (rc || (rc = parse_dev("rule del", kw_get(kws, "dev"), a)) ||
-	    (rc = parse_prefix("rule del", prefix, &a->prefix)))
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), t)) || (rc = parse_prefix(cmd, prefix, &t->prefix)))
 		return rc;
-	return parse_match("rule del", kws, &a->prefix);
-}
-
-static int parse_rule_list(int argc, char **argv, struct cmd_args *a)
-{
-	return parse_dev_only("rule list", argc, argv, a, false);
-}
-
-/* A rate and a burst as words: exact (save) or for people. */
-static void rate_words(__u64 rate, __u64 burst, int pk, bool exact, char *rbuf, char *bbuf, size_t len)
-{
-	if (exact) {
-		snprintf(rbuf, len, "%llu%s", (unsigned long long)rate, pk ? "pps" : "bps");
-		snprintf(bbuf, len, "%llu%s", (unsigned long long)burst, pk ? "" : "b");
-	} else {
-		format_rate(rate, pk, rbuf, len);
-		format_size(burst, pk, bbuf, len);
-	}
-}
-
-void rule_words(FILE *f, const struct tb_rule *r, bool exact)
-{
-	int pk = r->cost == TB_COST_PACKETS;
-	char rate[32], burst[32], horizon[32], scope[16];
-
-	if (r->action == TB_ACTION_PASS) {
-		fputs("action pass", f);
-		return;
-	}
-	rate_words(r->r.rate, r->burst, pk, exact, rate, burst, sizeof(rate));
-	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
-		action_names[r->action], scope_format(r->scope, r->group_len, scope, sizeof(scope)));
-	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
-		fprintf(f, " early %s", on_off[r->r.early != 0]);
-	if (r->action == TB_ACTION_SHAPE) {
-		format_time(r->horizon_ns, horizon, sizeof(horizon));
-		fprintf(f, " horizon %s", horizon);
-	}
-	if (r->total.rate) {
-		rate_words(r->total.rate, r->total_burst, pk, exact, rate, burst, sizeof(rate));
-		fprintf(f, " total %s total-burst %s", rate, burst);
-	}
-	if (r->fleet)
-		fputs(" fleet on", f);
-	if (r->share.rate) {
-		rate_words(r->share.rate, r->share_burst, pk, exact, rate, burst, sizeof(rate));
-		fprintf(f, " share %s share-burst %s", rate, burst);
-	}
-}
-
-static void rule_json(const struct tb_rule *r, struct json_object *arr)
-{
-	struct json_object *o = json_object_new_object();
-	int pk = r->cost == TB_COST_PACKETS;
-	char buf[PREFIX_TEXT_MAX], scope[16];
-	struct tb_prefix p;
-
-	rule_prefix(r, &p);
-	memset(&p.m, 0, sizeof(p.m));
-	prefix_format(&p, buf, sizeof(buf));
-	json_add_str(o, "prefix", buf);
-	if (r->match.proto) {
-		proto_format(r->match.proto, buf, sizeof(buf));
-		json_add_str(o, "proto", buf);
-		if (r->match.ports & TB_MATCH_DPORT) {
-			json_add_u64(o, "dport_min", r->match.dport[0]);
-			json_add_u64(o, "dport_max", r->match.dport[1]);
-		}
-		if (r->match.ports & TB_MATCH_SPORT) {
-			json_add_u64(o, "sport_min", r->match.sport[0]);
-			json_add_u64(o, "sport_max", r->match.sport[1]);
-		}
-	}
-	json_add_str(o, "action", action_names[r->action]);
-	if (r->action == TB_ACTION_PASS) {
-		json_object_array_add(arr, o);
-		return;
-	}
-	json_add_u64(o, pk ? "rate_packets_per_sec" : "rate_bytes_per_sec", r->r.rate);
-	json_add_u64(o, pk ? "burst_packets" : "burst_bytes", r->burst);
-	json_add_str(o, "cost", cost_names[r->cost]);
-	json_add_str(o, "scope", scope_format(r->scope, r->group_len, scope, sizeof(scope)));
-	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
-		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
-	if (r->action == TB_ACTION_SHAPE)
-		json_add_u64(o, "horizon_ns", r->horizon_ns);
-	if (r->total.rate) {
-		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
-		json_add_u64(o, pk ? "total_burst_packets" : "total_burst_bytes", r->total_burst);
-	}
-	if (r->fleet)
-		json_object_object_add(o, "fleet", json_object_new_boolean(true));
-	if (r->share.rate) {
-		json_add_u64(o, pk ? "share_rate_packets_per_sec" : "share_rate_bytes_per_sec", r->share.rate);
-		json_add_u64(o, pk ? "share_burst_packets" : "share_burst_bytes", r->share_burst);
-	}
-	json_object_array_add(arr, o);
+	return parse_match(cmd, kws, &t->prefix);
 }
 
 /* Listing order: the default, then IPv4, then IPv6, by address and length. */
@@ -425,8 +341,9 @@ static int by_prefix(const void *x, const void *y)
 	return c ? c : memcmp(&a->match, &b->match, sizeof(a->match));
 }
 
-static int run_rule_list(const struct cmd_args *a)
+static int run_rule_list(const void *opts)
 {
+	const struct cmd_target *a = opts;
 	static int order[TB_MAX_RULES];
 	struct json_object *arr;
 	struct tb_maps m;
@@ -465,15 +382,33 @@ static int run_rule_list(const struct cmd_args *a)
 }
 
 const struct command cmd_rule_set = {
-	"rule set", parse_rule_set, run_rule_change,
-	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
-	"{rate RATE [burst SIZE] [cost bytes|packets] "
-	"[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
-	"[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
-	true, CAPS_READ,
+	.name = "rule set",
+	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
+		 "{rate RATE [burst SIZE] [cost bytes|packets] "
+		 "[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
+		 "[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
+	.opts_size = sizeof(struct rule_set_opts),
+	.parse = parse_rule_set,
+	.run = run_rule_set,
+	.check = shape_refused,
+	.flags = CMD_ATTACHED | CMD_RULE_SET | CMD_SAVED,
+	.caps = CAPS_READ,
 };
 const struct command cmd_rule_del = {
-	"rule del", parse_rule_del, run_rule_change,
-	"dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]]", true, CAPS_READ,
+	.name = "rule del",
+	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]]",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_rule_del,
+	.run = run_rule_del,
+	.flags = CMD_ATTACHED | CMD_RULE_DEL,
+	.caps = CAPS_READ,
 };
-const struct command cmd_rule_list = { "rule list", parse_rule_list, run_rule_list, "dev DEV", true, CAPS_READ };
+const struct command cmd_rule_list = {
+	.name = "rule list",
+	.usage = "dev DEV",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_only,
+	.run = run_rule_list,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
+};

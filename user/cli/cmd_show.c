@@ -17,6 +17,23 @@
 #include "cli/tbctl.h"
 #include "lib/units.h"
 
+enum sort_key { SORT_BYTES, SORT_PASSED, SORT_DROPPED };
+enum reset_what { RESET_COUNTERS = 1, RESET_BUCKETS = 2 };
+
+struct show_opts {
+	struct cmd_target t;
+	struct tb_addr addr;
+	bool has_addr;
+	__u32 top;
+	int sort;
+	bool has_sort;
+};
+
+struct reset_opts {
+	struct cmd_target t;
+	int what;               /* enum reset_what */
+};
+
 static struct ruleset rs;
 
 /* One bucket: an address's own, or a shared rule's or a total's (shown
@@ -31,7 +48,7 @@ struct row {
 /* What show does with each row: print it at once (table order), keep the
  * top N in a heap, or keep them all to sort. */
 struct show {
-	const struct cmd_args *a;
+	const struct show_opts *a;
 	const struct tb_maps *m;
 	__u64 now;
 	struct snapshot sn;
@@ -109,13 +126,14 @@ static int emit_shared(struct show *sh, int id)
 	return emit(sh, &r);
 }
 
-static int parse_show(int argc, char **argv, struct cmd_args *a)
+static int parse_show(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct kw kws[] = { { "dev" }, { "addr" }, { "top" }, { "sort" }, { 0 } };
+	struct show_opts *a = opts;
 	const char *v;
-	int rc = kw_parse("show", argc, argv, kws, NULL);
+	int rc = kw_parse(cmd, argc, argv, kws, NULL);
 
-	if (rc || (rc = parse_dev("show", kw_get(kws, "dev"), a)))
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
 		return rc;
 	if ((v = kw_get(kws, "addr"))) {
 		if (addr_parse(v, &a->addr))
@@ -197,7 +215,7 @@ static void print_row(struct show *sh, const struct row *r)
  * (reported unless quiet), or -errno. */
 static int find_one(struct show *sh, struct row *r, bool quiet)
 {
-	const struct cmd_args *a = sh->a;
+	const struct show_opts *a = sh->a;
 	struct tb_shared v;
 	char buf[64];
 	__u32 slot;
@@ -217,13 +235,13 @@ static int find_one(struct show *sh, struct row *r, bool quiet)
 		if (id >= 0)
 			rule_format(&rs.rules[id], p, sizeof(p));
 		if (id < 0)
-			out_error("show dev %s addr %s: no bucket: no rule matches it", a->dev, buf);
+			out_error("show dev %s addr %s: no bucket: no rule matches it", a->t.dev, buf);
 		else if (rs.rules[id].action == TB_ACTION_PASS)
-			out_error("show dev %s addr %s: no bucket: its rule, %s action pass, charges none", a->dev,
+			out_error("show dev %s addr %s: no bucket: its rule, %s action pass, charges none", a->t.dev,
 				  buf, p);
 		else
 			out_error("show dev %s addr %s: no bucket (no traffic seen since it was last evicted "
-				  "or reset)", a->dev, buf);
+				  "or reset)", a->t.dev, buf);
 		return 1;
 	}
 	slot = rs.rules[id].shared;
@@ -248,14 +266,15 @@ static int show_rows(struct show *sh)
 
 /* Without top or sort, rows go out in table order as they are read, so
  * a million addresses cost no more memory than ten; top N keeps N. */
-static int run_show(const struct cmd_args *a)
+static int run_show(const void *opts)
 {
+	const struct show_opts *a = opts;
 	struct show sh = { .a = a, .stream = !a->top && !a->has_sort };
 	struct tb_maps m;
 	struct row one;
 	int err;
 
-	if (open_attached_ro("show", a->dev, &m))
+	if (open_attached_ro("show", a->t.dev, &m))
 		return 1;
 	sh.m = &m;
 	err = snapshot_begin(&sh.sn, &m, &rs);
@@ -295,13 +314,8 @@ static int run_show(const struct cmd_args *a)
 	snapshot_end(&sh.sn);
 	free(sh.v);
 	if (err < 0)
-		out_error("show dev %s: read rules and buckets: %s", a->dev, strerror(-err));
+		out_error("show dev %s: read rules and buckets: %s", a->t.dev, strerror(-err));
 	return err != 0;
-}
-
-static int parse_stats(int argc, char **argv, struct cmd_args *a)
-{
-	return parse_dev_only("stats", argc, argv, a, false);
 }
 
 static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
@@ -312,8 +326,9 @@ static int count_one(const struct tb_addr *k, const struct tb_bucket *b, void *c
 	return 0;
 }
 
-static int run_stats(const struct cmd_args *a)
+static int run_stats(const void *opts)
 {
+	const struct cmd_target *a = opts;
 	struct tb_stats s;
 	struct tb_maps m;
 	__u64 tracked = 0, *v = (__u64 *)&s;
@@ -346,18 +361,19 @@ static int run_stats(const struct cmd_args *a)
 	return 0;
 }
 
-static int parse_reset(int argc, char **argv, struct cmd_args *a)
+static int parse_reset(const char *cmd, int argc, char **argv, void *opts)
 {
 	static const char *const what[] = { "counters", "buckets", NULL };
 	struct kw kws[] = { { "dev" }, { 0 } };
+	struct reset_opts *a = opts;
 	const char *word = NULL;
-	int rc = kw_parse("reset", argc, argv, kws, &word), w = 0;
+	int rc = kw_parse(cmd, argc, argv, kws, &word), w = 0;
 
-	if (rc || (rc = parse_dev("reset", kw_get(kws, "dev"), a)))
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
 		return rc;
-	if (word && (w = choose("reset", "what", word, what)) < 0)
+	if (word && (w = choose(cmd, "what", word, what)) < 0)
 		return EXIT_USAGE;
-	a->reset = !word || w == 0 ? RESET_COUNTERS : RESET_BUCKETS;
+	a->what = !word || w == 0 ? RESET_COUNTERS : RESET_BUCKETS;
 	return 0;
 }
 
@@ -418,15 +434,16 @@ static int refill_shared(const struct tb_maps *m)
 	return 0;
 }
 
-static int run_reset(const struct cmd_args *a)
+static int run_reset(const void *opts)
 {
+	const struct reset_opts *a = opts;
 	struct tb_maps m;
 	int err;
 
-	if (open_attached("reset", a->dev, &m))
+	if (open_attached("reset", a->t.dev, &m))
 		return 1;
 	err = ruleset_load(&rs, &m);
-	if (!err && a->reset == RESET_BUCKETS) {
+	if (!err && a->what == RESET_BUCKETS) {
 		/* First: what the CPUs count from here on is the new
 		 * buckets'. */
 		err = pending_restart(&m, &rs.cfg);
@@ -443,18 +460,40 @@ static int run_reset(const struct cmd_args *a)
 		if (!err)
 			err = refill_shared(&m);
 	}
-	if (!err && a->reset == RESET_COUNTERS)
-		err = reset_counters(a->dev, &m, &rs.cfg);
+	if (!err && a->what == RESET_COUNTERS)
+		err = reset_counters(a->t.dev, &m, &rs.cfg);
 	maps_close(&m);
 	if (err) {
-		out_error("reset dev %s: %s", a->dev, strerror(-err));
+		out_error("reset dev %s: %s", a->t.dev, strerror(-err));
 		return 1;
 	}
 	return 0;
 }
 
 const struct command cmd_show = {
-	"show", parse_show, run_show, "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]", true, CAPS_READ,
+	.name = "show",
+	.usage = "dev DEV [addr ADDR] [top N] [sort bytes|passed|dropped]",
+	.opts_size = sizeof(struct show_opts),
+	.parse = parse_show,
+	.run = run_show,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
 };
-const struct command cmd_stats = { "stats", parse_stats, run_stats, "dev DEV", true, CAPS_READ };
-const struct command cmd_reset = { "reset", parse_reset, run_reset, "dev DEV [counters|buckets]", true, CAPS_LOAD };
+const struct command cmd_stats = {
+	.name = "stats",
+	.usage = "dev DEV",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_only,
+	.run = run_stats,
+	.flags = CMD_ATTACHED,
+	.caps = CAPS_READ,
+};
+const struct command cmd_reset = {
+	.name = "reset",
+	.usage = "dev DEV [counters|buckets]",
+	.opts_size = sizeof(struct reset_opts),
+	.parse = parse_reset,
+	.run = run_reset,
+	.flags = CMD_ATTACHED | CMD_FINAL,
+	.caps = CAPS_LOAD,
+};

@@ -16,16 +16,13 @@
 #include "lib/state.h"
 #include "cli/tbctl.h"
 #include "lib/upgrade.h"
-
-struct status_count {
-	__u64 addrs;
-};
+#include "view/fleet_state.h"
 
 static int count_bucket(const struct tb_addr *k, const struct tb_bucket *b, void *ctx)
 {
 	(void)k;
 	(void)b;
-	((struct status_count *)ctx)->addrs++;
+	++*(__u64 *)ctx;
 	return 0;
 }
 
@@ -75,118 +72,161 @@ static int status_half(const char *dev, const char *now, const char *final, int 
 	return status_broken(dev, settle < 0 ? msg : final, arr);
 }
 
-/* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
- * was held throughout the wait. */
-static int status_read(const char *dev, const struct status_ctx *sc, int settle)
-{
-	struct json_object *arr = sc->arr;
-	static struct ruleset rs;
-	struct status_count cnt = {};
-	struct tb_fleet_state fs = {};
+/* What status says of one attached device. */
+struct status_dev {
+	const char *dev;
 	struct tb_config cfg;
-	struct tb_maps m;
-	int rules = 0, fleet_rules = 0, paced, err;
-	__u32 zero = 0;
-	char state[160], name[IF_NAMESIZE] = "";
-	bool moved = false;
-	__u32 id = 0;
+	struct tb_fleet_state fs;
+	__u64 addrs;
+	int rules, fleet_rules;
+	int paced;              /* shape_paced() */
+	bool moved;
+	__u32 id;
+	char name[IF_NAMESIZE]; /* the device's name now, when renamed */
+	char state[160];
+};
 
-	err = state_open(dev, &m);
-	/* Listed, then detached before it was read: no longer there to report. */
+/* The pins opened, or what stood in the way said; 0 and *done when
+ * there is nothing to report (detached after it was listed). */
+static int status_open(const char *dev, const struct status_ctx *sc, int settle, struct tb_maps *m, bool *done)
+{
+	char why[256];
+	int err = state_open(dev, m);
+
+	*done = false;
+	if (!err)
+		return 0;
+	*done = true;
 	if (err == -ENOENT && sc->listed && !state_pinned(dev))
 		return 0;
 	if (err == -ENOENT && state_unfinished(dev))
 		return status_half(dev, "its pins half made or half removed",
 				   "an attach was interrupted while pinning its maps, or a detach while "
-				   "removing them (tbctl attach finishes it, tbctl detach removes it)", settle, arr);
+				   "removing them (tbctl attach finishes it, tbctl detach removes it)", settle, sc->arr);
 	if (err == -ENOENT)
-		return status_half(dev, "no pins yet", "not attached", settle, arr);
-	if (err == -ESTALE) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "pinned by an older tbctl build (%s); tbctl attach upgrades them",
+		return status_half(dev, "no pins yet", "not attached", settle, sc->arr);
+	if (err == -ESTALE)
+		snprintf(why, sizeof(why), "pinned by an older tbctl build (%s); tbctl attach upgrades them",
 			 state_layout_error());
-		return status_broken(dev, msg, arr);
-	}
-	if (err == -EPROTONOSUPPORT)
-		return status_broken(dev, state_too_old(dev), arr);
-	if (err)
-		return status_broken(dev, err == -EPROTO ? state_layout_error() : strerror(-err), arr);
-	err = state_read_config(&m, &cfg);
-	if (!err)
-		err = ruleset_read(&rs, &m);
-	if (!err)
-		err = buckets_foreach(&m, count_bucket, &cnt);
-	if (!err)
-		id = pins_prog(dev, &cfg, m.config, &moved);
-	if (!err && bpf_map_lookup_elem(m.fleetstate, &zero, &fs))
-		err = -errno;
-	maps_close(&m);
-	if (err) {
-		char msg[128];
+	else if (err == -EPROTONOSUPPORT)
+		snprintf(why, sizeof(why), "%s", state_too_old(dev));
+	else
+		snprintf(why, sizeof(why), "%s", err == -EPROTO ? state_layout_error() : strerror(-err));
+	return status_broken(dev, why, sc->arr);
+}
 
-		snprintf(msg, sizeof(msg), "read pinned maps: %s", strerror(-err));
-		return status_broken(dev, msg, arr);
-	}
-	if (!cfg.attached)
-		return status_half(dev, "its config not written yet",
-				   "an attach was interrupted before its config was written "
-				   "(tbctl attach finishes it, tbctl detach removes it)", settle, arr);
+/* Config, rules, addresses, the program that uses the pins, and the
+ * fleet agent's state; -errno on failure. */
+static int status_gather(struct status_dev *sd, const struct tb_maps *m)
+{
+	static struct ruleset rs;
+	__u32 zero = 0;
+	int err = state_read_config(m, &sd->cfg);
+
+	if (!err)
+		err = ruleset_read(&rs, m);
+	if (!err)
+		err = buckets_foreach(m, count_bucket, &sd->addrs);
+	if (!err)
+		sd->id = pins_prog(sd->dev, &sd->cfg, m->config, &sd->moved);
+	if (!err && bpf_map_lookup_elem(m->fleetstate, &zero, &sd->fs))
+		err = -errno;
+	if (err)
+		return err;
 	for (int i = 0; i < TB_MAX_RULES; i++) {
-		rules += rs.rules[i].in_use;
-		fleet_rules += rs.rules[i].in_use && rs.rules[i].fleet;
+		sd->rules += rs.rules[i].in_use;
+		sd->fleet_rules += rs.rules[i].in_use && rs.rules[i].fleet;
 	}
 	/* Shape rules only set departure times: fq must still be the one
 	 * to keep them, whatever has been done to the qdiscs since. */
-	paced = shape_paced(dev, &cfg, &rs);
-	if (paced < -1) {
-		char msg[128];
+	sd->paced = shape_paced(sd->dev, &sd->cfg, &rs);
+	return 0;
+}
 
-		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-paced));
-		return status_broken(dev, msg, arr);
-	}
-	if (id && !moved)
-		snprintf(state, sizeof(state), "attached");
-	else if (id && renamed_to(cfg.ifindex, id, name))
-		snprintf(state, sizeof(state), "attached to %s, as the device is now named (program %u)", name, id);
-	else if (id)
-		snprintf(state, sizeof(state), "attached in another network namespace (program %u; status "
-			 "there tells more)", id);
-	else if (moved)
-		snprintf(state, sizeof(state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
-			 "attach takes the pins over)", dev, cfg.ifindex);
+/* Where its program is, in words. */
+static void status_where(struct status_dev *sd)
+{
+	if (sd->id && !sd->moved)
+		snprintf(sd->state, sizeof(sd->state), "attached");
+	else if (sd->id && renamed_to(sd->cfg.ifindex, sd->id, sd->name))
+		snprintf(sd->state, sizeof(sd->state), "attached to %s, as the device is now named (program %u)",
+			 sd->name, sd->id);
+	else if (sd->id)
+		snprintf(sd->state, sizeof(sd->state), "attached in another network namespace (program %u; status "
+			 "there tells more)", sd->id);
+	else if (sd->moved)
+		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
+			 "attach takes the pins over)", sd->dev, sd->cfg.ifindex);
 	else
-		snprintf(state, sizeof(state), "NOT ATTACHED (program gone from the device)");
-	if (out.json) {
-		struct json_object *o = json_object_new_object();
+		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED (program gone from the device)");
+}
 
-		json_add_str(o, "dev", dev);
-		json_add_u64(o, "ifindex", cfg.ifindex);
-		json_add_str(o, "mode", mode_names[cfg.mode]);
-		json_add_str(o, "key", key_names[cfg.key]);
-		json_object_object_add(o, "attached", json_object_new_boolean(id != 0));
-		json_add_str(o, "device", !moved ? "here" : !id ? "gone" : name[0] ? "renamed" : "other netns");
-		json_add_u64(o, "prog_id", id);
-		json_add_u64(o, "rules", rules);
-		json_add_u64(o, "addresses", cnt.addrs);
-		json_add_u64(o, "max_addrs", cfg.max_addrs);
-		json_add_str(o, "placement", cfg.place == TB_PLACE_SIPHASH ? "siphash" : "mix");
-		if (paced >= 0)
-			json_object_object_add(o, "shape_paced", json_object_new_boolean(paced));
-		if (fleet_rules || fs.heartbeat_ns)
-			fleet_status(&fs, o);
-		json_object_array_add(arr, o);
-	} else {
-		printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", dev,
-		       mode_names[cfg.mode], key_names[cfg.key], state,
-		       rules, rules == 1 ? "" : "s", (unsigned long long)cnt.addrs, cfg.max_addrs,
-		       paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
-		if (fleet_rules && !fs.heartbeat_ns)
-			printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
-			       fleet_rules, fleet_rules == 1 ? "" : "s", dev);
-		else if (fleet_rules || fs.heartbeat_ns)
-			fleet_status(&fs, NULL);
+static void status_json(const struct status_dev *sd, struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_add_str(o, "dev", sd->dev);
+	json_add_u64(o, "ifindex", sd->cfg.ifindex);
+	json_add_str(o, "mode", mode_names[sd->cfg.mode]);
+	json_add_str(o, "key", key_names[sd->cfg.key]);
+	json_object_object_add(o, "attached", json_object_new_boolean(sd->id != 0));
+	json_add_str(o, "device", !sd->moved ? "here" : !sd->id ? "gone" : sd->name[0] ? "renamed" : "other netns");
+	json_add_u64(o, "prog_id", sd->id);
+	json_add_u64(o, "rules", sd->rules);
+	json_add_u64(o, "addresses", sd->addrs);
+	json_add_u64(o, "max_addrs", sd->cfg.max_addrs);
+	json_add_str(o, "placement", sd->cfg.place == TB_PLACE_SIPHASH ? "siphash" : "mix");
+	if (sd->paced >= 0)
+		json_object_object_add(o, "shape_paced", json_object_new_boolean(sd->paced));
+	if (sd->fleet_rules || sd->fs.heartbeat_ns)
+		fleet_state_json(&sd->fs, o);
+	json_object_array_add(arr, o);
+}
+
+static void status_text(const struct status_dev *sd)
+{
+	printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", sd->dev,
+	       mode_names[sd->cfg.mode], key_names[sd->cfg.key], sd->state, sd->rules, sd->rules == 1 ? "" : "s",
+	       (unsigned long long)sd->addrs, sd->cfg.max_addrs,
+	       sd->paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
+	if (sd->fleet_rules && !sd->fs.heartbeat_ns)
+		printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
+		       sd->fleet_rules, sd->fleet_rules == 1 ? "" : "s", sd->dev);
+	else if (sd->fleet_rules || sd->fs.heartbeat_ns)
+		fleet_state_text(stdout, &sd->fs);
+}
+
+/* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
+ * was held throughout the wait. */
+static int status_read(const char *dev, const struct status_ctx *sc, int settle)
+{
+	struct status_dev sd = { .dev = dev };
+	struct tb_maps m;
+	bool done;
+	char msg[128];
+	int err = status_open(dev, sc, settle, &m, &done);
+
+	if (done)
+		return err;
+	err = status_gather(&sd, &m);
+	maps_close(&m);
+	if (err) {
+		snprintf(msg, sizeof(msg), "read pinned maps: %s", strerror(-err));
+		return status_broken(dev, msg, sc->arr);
 	}
+	if (!sd.cfg.attached)
+		return status_half(dev, "its config not written yet",
+				   "an attach was interrupted before its config was written "
+				   "(tbctl attach finishes it, tbctl detach removes it)", settle, sc->arr);
+	if (sd.paced < -1) {
+		snprintf(msg, sizeof(msg), "read qdiscs: %s", strerror(-sd.paced));
+		return status_broken(dev, msg, sc->arr);
+	}
+	status_where(&sd);
+	if (out.json)
+		status_json(&sd, sc->arr);
+	else
+		status_text(&sd);
 	return 0;
 }
 
@@ -201,13 +241,9 @@ static int status_one(const char *dev, void *ctx)
 	return rc == STATUS_HALF ? status_read(dev, sc, state_settled(dev, STATUS_SETTLE_MS) ? 0 : -1) : rc;
 }
 
-static int parse_status(int argc, char **argv, struct cmd_args *a)
+static int run_status(const void *opts)
 {
-	return parse_dev_only("status", argc, argv, a, true);
-}
-
-static int run_status(const struct cmd_args *a)
-{
+	const struct cmd_target *a = opts;
 	struct status_ctx sc = { .listed = !a->has_dev };
 	int err = bpffs_ensure();
 
@@ -223,4 +259,11 @@ static int run_status(const struct cmd_args *a)
 	return err;
 }
 
-const struct command cmd_status = { "status", parse_status, run_status, "[dev DEV]", false, CAPS_READ };
+const struct command cmd_status = {
+	.name = "status",
+	.usage = "[dev DEV]",
+	.opts_size = sizeof(struct cmd_target),
+	.parse = parse_dev_optional,
+	.run = run_status,
+	.caps = CAPS_READ,
+};

@@ -45,49 +45,40 @@ struct frame {
 	struct ruleset *rs;
 };
 
-static int parse_top(int argc, char **argv, struct cmd_args *a)
+struct top_opts {
+	struct cmd_target t;
+	int col;                /* enum top_col: the sort column */
+	__u32 rows;
+	__u32 count;            /* refreshes before quitting; 0: until q */
+	unsigned int interval_ms;
+};
+
+static int parse_top(const char *cmd, int argc, char **argv, void *opts)
 {
+	struct kw kws[] = { { "dev" }, { "sort" }, { "-n" }, { "interval" }, { "rows" }, { 0 } };
+	struct top_opts *a = opts;
+	const char *v;
 	double secs;
 	char *end;
+	int rc = kw_parse(cmd, argc, argv, kws, NULL);
 
-	a->top_interval_ms = 1000;
-	a->top_col = COL_DROPPED;
-	for (int i = 0; i < argc; i += 2) {
-		const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int c;
-
-		if (strcmp(w, "dev") && strcmp(w, "sort") && strcmp(w, "-n") && strcmp(w, "interval") &&
-		    strcmp(w, "rows"))
-			return usage_error("top", "unknown keyword \"%s\"", w);
-		if (!v)
-			return usage_error("top", "keyword \"%s\" needs a value", w);
-		if (!strcmp(w, "dev")) {
-			if (a->has_dev)
-				return usage_error("top", "keyword \"dev\" given twice");
-			if (parse_dev("top", v, a))
-				return EXIT_USAGE;
-		} else if (!strcmp(w, "sort")) {
-			if ((c = choose("top", "sort", v, col_names)) < 0)
-				return EXIT_USAGE;
-			a->top_col = c;
-		} else if (!strcmp(w, "-n")) {
-			if (parse_count("top", "-n", v, 1, 1000000, &a->top_count))
-				return EXIT_USAGE;
-		} else if (!strcmp(w, "rows")) {
-			if (parse_count("top", "rows", v, 1, 100000, &a->top))
-				return EXIT_USAGE;
-		} else {
-			secs = strtod(v, &end);
-			if (end == v || *end || !isfinite(secs) || secs < 0.1 || secs * 1000 > TOP_INTERVAL_MAX_MS)
-				return usage_error("top", "invalid interval \"%s\" (seconds, 0.1 to 3600)", v);
-			a->top_interval_ms = (unsigned int)(secs * 1000 + 0.5);
-		}
-	}
-	if (out.batch_line > 0) {
-		out_error("top is no command to run from a batch");
+	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)))
+		return rc;
+	a->interval_ms = 1000;
+	a->col = COL_DROPPED;
+	if ((v = kw_get(kws, "sort")) && (a->col = choose(cmd, "sort", v, col_names)) < 0)
 		return EXIT_USAGE;
+	if ((v = kw_get(kws, "-n")) && parse_count(cmd, "-n", v, 1, 1000000, &a->count))
+		return EXIT_USAGE;
+	if ((v = kw_get(kws, "rows")) && parse_count(cmd, "rows", v, 1, 100000, &a->rows))
+		return EXIT_USAGE;
+	if ((v = kw_get(kws, "interval"))) {
+		secs = strtod(v, &end);
+		if (end == v || *end || !isfinite(secs) || secs < 0.1 || secs * 1000 > TOP_INTERVAL_MAX_MS)
+			return usage_error(cmd, "invalid interval \"%s\" (seconds, 0.1 to 3600)", v);
+		a->interval_ms = (unsigned int)(secs * 1000 + 0.5);
 	}
-	return a->has_dev ? 0 : usage_error("top", "missing \"dev DEV\"");
+	return 0;
 }
 
 static int add_row(const struct tb_addr *a, const struct tb_bucket *b, int rule, void *ctx)
@@ -348,39 +339,40 @@ static int wait_keys(bool screen, unsigned int ms)
 	}
 }
 
-static int run_top(const struct cmd_args *a)
+static int run_top(const void *opts)
 {
+	const struct top_opts *a = opts;
 	struct frame snap[2] = {};
 	bool screen = !out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	unsigned int shown = 0;
 	int err, cur = 0;
 
-	if (device_lock("top", a->dev, false))
+	if (device_lock("top", a->t.dev, false))
 		return 1;
 	snap[0].rs = calloc(1, sizeof(*snap[0].rs));
 	snap[1].rs = calloc(1, sizeof(*snap[1].rs));
-	err = snap[0].rs && snap[1].rs ? take(a->dev, &snap[0]) : -ENOMEM;
+	err = snap[0].rs && snap[1].rs ? take(a->t.dev, &snap[0]) : -ENOMEM;
 	if (err) {
-		out_error("top dev %s: %s", a->dev, err == -ENOENT ? "not attached" : strerror(-err));
+		out_error("top dev %s: %s", a->t.dev, err == -ENOENT ? "not attached" : strerror(-err));
 		free(snap[0].rs);
 		free(snap[1].rs);
 		return 1;
 	}
-	sort_col = a->top_col;
+	sort_col = a->col;
 	if (screen) {
 		initscr();
 		cbreak();
 		noecho();
 		curs_set(0);
 	}
-	while (!a->top_count || shown < a->top_count) {
+	while (!a->count || shown < a->count) {
 		struct frame *s = &snap[!cur], *prev = &snap[cur];
 		struct totals t;
-		size_t rows = a->top ? a->top : screen ? (size_t)(LINES > 3 ? LINES - 3 : 1) : 20;
+		size_t rows = a->rows ? a->rows : screen ? (size_t)(LINES > 3 ? LINES - 3 : 1) : 20;
 
-		if (wait_keys(screen, a->top_interval_ms))
+		if (wait_keys(screen, a->interval_ms))
 			break;
-		err = take(a->dev, s);
+		err = take(a->t.dev, s);
 		if (err)
 			break;
 		rates(s, prev);
@@ -388,14 +380,14 @@ static int run_top(const struct cmd_args *a)
 		if (s->n)       /* qsort's pointer must not be NULL */
 			qsort(s->v, s->n, sizeof(*s->v), by_column);
 		if (out.json) {
-			print_json(a->dev, s, &t, rows);
+			print_json(a->t.dev, s, &t, rows);
 		} else if (screen) {
 			erase();
 			move(0, 0);
-			print_text(a->dev, s, &t, rows, line_curses);
+			print_text(a->t.dev, s, &t, rows, line_curses);
 			refresh();
 		} else {
-			print_text(a->dev, s, &t, rows, line_stdout);
+			print_text(a->t.dev, s, &t, rows, line_stdout);
 			putchar('\n');
 			fflush(stdout);
 		}
@@ -412,13 +404,18 @@ static int run_top(const struct cmd_args *a)
 		free(snap[i].rs);
 	}
 	if (err) {
-		out_error("top dev %s: %s", a->dev, err == -ENOENT ? "detached" : strerror(-err));
+		out_error("top dev %s: %s", a->t.dev, err == -ENOENT ? "detached" : strerror(-err));
 		return 1;
 	}
 	return 0;
 }
 
 const struct command cmd_top = {
-	"top", parse_top, run_top,
-	"dev DEV [sort dropped|passed|share|tokens|address|rule] [interval SECONDS] [rows N] [-n COUNT]", false, CAPS_READ,
+	.name = "top",
+	.usage = "dev DEV [sort dropped|passed|share|tokens|address|rule] [interval SECONDS] [rows N] [-n COUNT]",
+	.opts_size = sizeof(struct top_opts),
+	.parse = parse_top,
+	.run = run_top,
+	.flags = CMD_NO_BATCH,
+	.caps = CAPS_READ,
 };

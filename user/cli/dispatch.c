@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command table: finding a command by its (shortened) words, its
  * usage, and running it once its capabilities are checked. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,28 +121,53 @@ static const struct command *find_command(int argc, char **argv, int *used)
 	return subs[s];
 }
 
-int parse_command(int argc, char **argv, struct cmd_args *a)
+int parse_command(int argc, char **argv, struct cmd_line *l)
 {
 	const struct command *c;
 	int used = 0;
 
-	memset(a, 0, sizeof(*a));
+	*l = (struct cmd_line){};
 	c = find_command(argc, argv, &used);
 	if (!c)
 		return EXIT_USAGE;
-	a->cmd = c;
-	return c->parse(argc - used, argv + used, a);
+	if ((c->flags & CMD_NO_BATCH) && out.batch_line > 0) {
+		out_error("%s is no command to run from a batch", c->name);
+		return EXIT_USAGE;
+	}
+	l->opts = calloc(1, c->opts_size);
+	if (!l->opts) {
+		out_error("%s: %s", c->name, strerror(ENOMEM));
+		return 1;
+	}
+	l->cmd = c;
+	return c->parse(c->name, argc - used, argv + used, l->opts);
 }
 
-int require_caps(const struct cmd_args *a)
+void line_free(struct cmd_line *l)
 {
+	free(l->opts);
+	free(l->text);
+	*l = (struct cmd_line){};
+}
+
+const struct command *command_named(const char *name)
+{
+	for (int i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+int require_caps(const struct cmd_line *l)
+{
+	const struct cmd_target *t = line_target(l);
 	char what[64];
 
-	snprintf(what, sizeof(what), "%s%s%s", a->cmd->name, a->has_dev ? " dev " : "", a->has_dev ? a->dev : "");
-	return caps_require(what, a->cmd->caps);
+	snprintf(what, sizeof(what), "%s%s%s", l->cmd->name, t->has_dev ? " dev " : "", t->has_dev ? t->dev : "");
+	return caps_require(what, l->cmd->caps);
 }
 
-int run_command(const struct cmd_args *a)
+int run_command(const struct cmd_line *l)
 {
-	return require_caps(a) ? 1 : a->cmd->run(a);
+	return require_caps(l) ? 1 : l->cmd->run(l->opts);
 }

@@ -63,11 +63,15 @@ int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char 
 			}
 			return usage_error(cmd, "unknown keyword \"%s\"", argv[i]);
 		}
-		if (k->value)
+		if (k->value && !k->many)
 			return usage_error(cmd, "keyword \"%s\" given twice", k->name);
 		if (i + 1 >= argc)
 			return usage_error(cmd, "keyword \"%s\" needs a value", k->name);
 		k->value = argv[++i];
+		if (k->many && k->n == k->max)
+			return usage_error(cmd, "keyword \"%s\" given more than %d times", k->name, k->max);
+		if (k->many)
+			k->many[k->n++] = k->value;
 	}
 	return 0;
 }
@@ -80,19 +84,19 @@ const char *kw_get(const struct kw *kws, const char *name)
 	return NULL;
 }
 
-int parse_dev(const char *cmd, const char *name, struct cmd_args *a)
+int parse_dev(const char *cmd, const char *name, struct cmd_target *t)
 {
 	if (!name)
 		return usage_error(cmd, "missing \"dev DEV\"");
-	if (!*name || strlen(name) >= sizeof(a->dev) || strchr(name, '/') || !strcmp(name, ".") ||
+	if (!*name || strlen(name) >= sizeof(t->dev) || strchr(name, '/') || !strcmp(name, ".") ||
 	    !strcmp(name, ".."))
 		return usage_error(cmd, "invalid device name \"%s\"", name);
-	strcpy(a->dev, name);
-	a->has_dev = true;
+	strcpy(t->dev, name);
+	t->has_dev = true;
 	return 0;
 }
 
-int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional)
+static int dev_words(const char *cmd, int argc, char **argv, struct cmd_target *t, bool optional)
 {
 	struct kw kws[] = { { "dev" }, { 0 } };
 	int err = kw_parse(cmd, argc, argv, kws, NULL);
@@ -101,7 +105,17 @@ int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, b
 		return err;
 	if (optional && !kw_get(kws, "dev"))
 		return 0;
-	return parse_dev(cmd, kw_get(kws, "dev"), a);
+	return parse_dev(cmd, kw_get(kws, "dev"), t);
+}
+
+int parse_dev_only(const char *cmd, int argc, char **argv, void *opts)
+{
+	return dev_words(cmd, argc, argv, opts, false);
+}
+
+int parse_dev_optional(const char *cmd, int argc, char **argv, void *opts)
+{
+	return dev_words(cmd, argc, argv, opts, true);
 }
 
 int words_split(char *line, char **argv, int max)

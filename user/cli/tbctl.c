@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *batch = NULL;
-	struct cmd_args a;
+	struct cmd_line l;
 	int c, err;
 
 	opterr = 0;
@@ -65,6 +65,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	err = parse_command(argc - optind, argv + optind, &a);
-	return err ? err : run_command(&a);
+	err = parse_command(argc - optind, argv + optind, &l);
+	if (!err)
+		err = run_command(&l);
+	line_free(&l);
+	return err;
 }

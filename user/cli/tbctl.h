@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* tbctl's commands: each parses its words into cmd_args without touching
- * anything (so -batch can check every line first), then runs. */
+/* tbctl's commands: each parses its words into its own options without
+ * touching anything (so -batch can check every line first), then runs. */
 #ifndef TBCTL_H
 #define TBCTL_H
 
@@ -15,63 +15,68 @@
 #define EXIT_USAGE 2
 #define MAX_ADDRS_MAX (64U << 20)
 
-enum sort_key { SORT_BYTES, SORT_PASSED, SORT_DROPPED };
-enum reset_what { RESET_COUNTERS = 1, RESET_BUCKETS = 2 };
-
-struct cmd_args {
-	const struct command *cmd;
+/* The device, and for a rule change the rule, that a command acts on:
+ * the first member of every command's options, so that -batch and apply
+ * can lock, check and undo a line by it alone. */
+struct cmd_target {
 	char dev[IF_NAMESIZE];
 	bool has_dev;
-	/* attach; a re-attach keeps the mode and key not given */
-	int mode;
-	int key;
-	bool has_mode;
-	bool has_key;
-	__u32 max_addrs;       /* 0: keep the pinned table's, or the default */
-	bool fq;               /* install fq as the root qdisc (for action shape) */
-	bool replace;          /* start over: the pins' rules kept, the rest not */
-	/* rule set / del */
-	struct tb_prefix prefix;
-	struct rule_spec spec;
-	/* show */
-	struct tb_addr addr;
-	bool has_addr;
-	__u32 top;
-	int sort;
-	bool has_sort;
-	/* reset */
-	int reset;
-	/* apply */
-	const char *file;
-	/* metrics, exporter: named devices (none: every attached one) */
-	const char *const *devs;
-	int ndevs;
-	const char *listen;
-	/* top (rows in top) */
-	int top_col;
-	__u32 top_count;        /* refreshes before quitting; 0: until q */
-	unsigned int top_interval_ms;
-	/* fleet run */
-	struct {
-		const char *store, *fleet, *host;
-		__u32 interval_ms, lease_ms;
-		bool closed;
-	} fleet;
+	struct tb_prefix prefix;        /* CMD_RULE_SET, CMD_RULE_DEL */
+};
+
+/* What a command is, for -batch and apply, which run lines of any. */
+enum cmd_flag {
+	CMD_ATTACHED = 1 << 0,  /* needs its device attached: -batch checks it is, or is by its line */
+	CMD_NO_BATCH = 1 << 1,  /* runs until stopped, or draws on a terminal: not from -batch */
+	CMD_ATTACH = 1 << 2,    /* attaches its device */
+	CMD_DETACH = 1 << 3,    /* detaches it, its rules gone */
+	CMD_RULE_SET = 1 << 4,  /* sets the rule at its prefix; its options are struct rule_set_opts */
+	CMD_RULE_DEL = 1 << 5,  /* deletes it */
+	CMD_FINAL = 1 << 6,     /* cannot be undone when a later line of -batch fails */
+	CMD_SAVED = 1 << 7,     /* a line save writes and apply reads */
 };
 
 struct command {
 	const char *name;       /* "rule set" for subcommands */
-	int (*parse)(int argc, char **argv, struct cmd_args *a);
-	int (*run)(const struct cmd_args *a);
 	const char *usage;
-	bool needs_attached;    /* -batch checks the device is attached (or attached earlier in the file) */
+	size_t opts_size;       /* its options: struct cmd_target first */
+	/* The words into opts (zeroed), touching nothing (so -batch can
+	 * check every line first); EXIT_USAGE, said, on a bad word. */
+	int (*parse)(const char *cmd, int argc, char **argv, void *opts);
+	int (*run)(const void *opts);
+	/* What run would refuse on a device attached as cfg, refused (and
+	 * said) by -batch and apply before anything runs; may be NULL. */
+	int (*check)(const void *opts, const struct tb_config *cfg);
+	unsigned int flags;     /* enum cmd_flag */
 	__u64 caps;             /* the capabilities it needs (caps.h) */
+};
+
+/* One command parsed: the words it came from (its options may point
+ * into them) and its options. */
+struct cmd_line {
+	const struct command *cmd;
+	void *opts;
+	char *text;             /* owned, when the words were a line of a file */
+};
+
+static inline const struct cmd_target *line_target(const struct cmd_line *l)
+{
+	return l->opts;
+}
+
+/* rule set's options: apply reads them from its file's lines. */
+struct rule_set_opts {
+	struct cmd_target t;
+	struct rule_spec spec;
 };
 
 /* Keyword arguments, iproute2 style: "dev eth0 rate 10mbit ...". */
 struct kw {
 	const char *name;
-	const char *value;      /* set by kw_parse */
+	const char *value;      /* set by kw_parse: the last given */
+	/* A keyword that may repeat: each value into many[n++], at most max. */
+	const char **many;
+	int max, n;
 };
 
 /* Fill kws from argv; a word that is no keyword goes to *positional when
@@ -79,10 +84,12 @@ struct kw {
  * and return EXIT_USAGE. */
 int kw_parse(const char *cmd, int argc, char **argv, struct kw *kws, const char **positional);
 const char *kw_get(const struct kw *kws, const char *name);
-/* Resolve "dev NAME" to a device that exists. */
-int parse_dev(const char *cmd, const char *name, struct cmd_args *a);
-/* For commands whose only word is "dev DEV" (optional when asked). */
-int parse_dev_only(const char *cmd, int argc, char **argv, struct cmd_args *a, bool optional);
+/* "dev NAME": a name a device may have. */
+int parse_dev(const char *cmd, const char *name, struct cmd_target *t);
+/* For commands whose only word is "dev DEV": parse of such a command,
+ * and of one where it is optional. */
+int parse_dev_only(const char *cmd, int argc, char **argv, void *opts);
+int parse_dev_optional(const char *cmd, int argc, char **argv, void *opts);
 /* A whole number in [min, max] for keyword what; EXIT_USAGE after reporting. */
 int parse_count(const char *cmd, const char *what, const char *v, __u32 min, __u32 max, __u32 *out);
 /* Usage error for cmd; returns EXIT_USAGE. */
@@ -95,15 +102,24 @@ int choose(const char *cmd, const char *what, const char *value, const char *con
  * first '#' on a comment; -1 when it has more. */
 int words_split(char *line, char **argv, int max);
 
-/* dispatch.c: the command argv names, parsed; its capabilities checked
- * (said when lacking); run. */
-int parse_command(int argc, char **argv, struct cmd_args *a);
-int require_caps(const struct cmd_args *a);
-int run_command(const struct cmd_args *a);
+/* dispatch.c: the command argv names, parsed into l (line_free frees
+ * it); its capabilities checked (said when lacking); run. */
+int parse_command(int argc, char **argv, struct cmd_line *l);
+void line_free(struct cmd_line *l);
+int require_caps(const struct cmd_line *l);
+int run_command(const struct cmd_line *l);
+/* The command of that name; NULL when there is none. */
+const struct command *command_named(const char *name);
 /* Every command's usage (JSON under -j). */
 void usage(FILE *f);
 /* -batch FILE (- for stdin); batch.c. */
 int run_batch(const char *path);
+/* cmdfile.c: each line of path (- for stdin) that has words, parsed, to
+ * fn, which takes l over; out.batch_line says the line meanwhile. Stops
+ * at the first error (said; who names the reader in it): the error, or
+ * fn's non-zero return. */
+int cmdfile_read(const char *path, const char *who, int (*fn)(struct cmd_line *l, int lineno, void *ctx),
+		 void *ctx);
 
 /* attached.c. Mount bpffs if needed and, when lock, take dev's lock
  * (held until exit); reports and returns 1 on error. */
@@ -123,19 +139,5 @@ extern const struct command cmd_show, cmd_stats, cmd_reset;
 extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
 extern const struct command cmd_fleet_run, cmd_fleet_show;
-struct tb_fleet_state;
-struct json_object;
-/* The fleet agent's state as status says it: a line, or into o (-j). */
-void fleet_status(const struct tb_fleet_state *fs, struct json_object *o);
-int shape_refused(const struct cmd_args *a, const struct tb_config *cfg);
-/* One rule as a "rule set" line to f, in units that keep every value
- * exact (cmd_config.c). */
-void rule_save(FILE *f, const char *dev, const struct tb_rule *r);
-/* A rule's words after its prefix, as rule set takes them: exact (save)
- * or in the units a person reads (rule list). */
-void rule_words(FILE *f, const struct tb_rule *r, bool exact);
-/* Non-zero (said) when a re-attach asks for another mode, key or table
- * size than the pinned config has. */
-int attach_conflicts(const struct cmd_args *a, const struct tb_config *cfg);
 
 #endif

@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
-#include "lib/agent_state.h"
 #include "lib/clock.h"
 #include "lib/heap.h"
 #include "lib/hook.h"
@@ -23,6 +22,8 @@
 #include "lib/ruleset.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
+#include "view/fleet_state.h"
+#include "view/prom.h"
 
 #define MAX_DEVS 256
 
@@ -83,27 +84,10 @@ static const char *const stats_help[] = {
 _Static_assert(sizeof(stats_help) / sizeof(stats_help[0]) == sizeof(struct tb_stats) / sizeof(__u64),
 	       "help for every counter");
 
-static void put_label(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-static void family(FILE *f, const char *name, const char *type, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u64 v)
 {
 	fprintf(f, "%s{dev=\"", name);
-	put_label(f, d->dev);
+	prom_label(f, d->dev);
 	fprintf(f, "\"} %llu\n", (unsigned long long)v);
 }
 
@@ -113,7 +97,7 @@ static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int
 
 	rule_format(&d->rs->rules[id], rule, sizeof(rule));
 	fprintf(f, "%s{dev=\"", name);
-	put_label(f, d->dev);
+	prom_label(f, d->dev);
 	fprintf(f, "\",rule=\"%s\",action=\"%s\"} %llu\n", rule, action_names[d->rs->rules[id].action],
 		(unsigned long long)v);
 }
@@ -195,38 +179,19 @@ out:
 /* The fleet agent's state, for the devices one has run on. */
 static void write_fleet(FILE *f, struct dev_read *d, int n)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
-		{ "tbctl_fleet_agent_up", "gauge", "1 while the fleet agent (tbctl fleet run) runs" },
-		{ "tbctl_fleet_store_reachable", "gauge", "1 when the agent's latest store call succeeded" },
-		{ "tbctl_fleet_store_rtt_seconds", "gauge", "The round trip of the agent's latest store call" },
-		{ "tbctl_fleet_last_grant_age_seconds", "gauge", "Time since the store last granted credit" },
-		{ "tbctl_fleet_keys", "gauge", "Fleet keys this host holds (fleet show)" },
-		{ "tbctl_fleet_store_calls_total", "counter", "Store calls that succeeded" },
-		{ "tbctl_fleet_store_errors_total", "counter", "Store calls and connects that failed" },
-		{ "tbctl_fleet_granted_units_total", "counter", "Credit the store granted this host, in rule units" },
-		{ "tbctl_fleet_returned_units_total", "counter", "Unspent credit this host gave back" },
-	};
-	__u64 now = now_ns();
+	const char **devs = calloc(n ? n : 1, sizeof(*devs));
+	struct tb_fleet_state *fs = calloc(n ? n : 1, sizeof(*fs));
+	int k = 0;
 
-	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
-		family(f, fam[k].name, fam[k].type, fam[k].help);
-		for (int i = 0; i < n; i++) {
-			const struct tb_fleet_state *fs = &d[i].fs;
-			double v[] = { !strcmp(fleet_agent_state(fs), "running"), fs->reachable, fs->rtt_ns / 1e9,
-				       fs->last_grant_ns ? (now - fs->last_grant_ns) / 1e9 : 0, fs->keys, fs->calls,
-				       fs->errors, fs->granted, fs->returned };
-
-			if (!d[i].read || !fs->heartbeat_ns)
-				continue;
-			fprintf(f, "%s{dev=\"", fam[k].name);
-			put_label(f, d[i].dev);
-			fprintf(f, "\",fleet=\"");
-			put_label(f, fs->fleet);
-			fprintf(f, "\"} %.17g\n", v[k]);
+	for (int i = 0; devs && fs && i < n; i++)
+		if (d[i].read) {
+			devs[k] = d[i].dev;
+			fs[k++] = d[i].fs;
 		}
-	}
+	if (devs && fs)
+		fleet_state_prom(f, devs, fs, k);
+	free(devs);
+	free(fs);
 }
 
 /* Every family, over every device that was read. */
@@ -236,26 +201,26 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 					     "dropped_bytes", "monitored_packets", "monitored_bytes" };
 	char name[96], help[160];
 
-	family(f, "tbctl_device_attached", "gauge",
+	prom_family(f, "tbctl_device_attached", "gauge",
 	       "1 when tbctl polices the device, 0 when not: no pins, or its program is gone from the device");
 	for (int i = 0; i < n; i++)
 		sample_dev(f, "tbctl_device_attached", &d[i], d[i].read && d[i].hooked);
-	family(f, "tbctl_device_shape_paced", "gauge",
+	prom_family(f, "tbctl_device_shape_paced", "gauge",
 	       "For a device with action shape rules: 1 when fq schedules its egress, 0 when shaped packets pass unpaced");
 	for (int i = 0; i < n; i++)
 		if (d[i].read && d[i].paced >= 0)
 			sample_dev(f, "tbctl_device_shape_paced", &d[i], d[i].paced);
-	family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
+	prom_family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
 	for (int i = 0; i < n; i++)
 		if (d[i].read)
 			sample_dev(f, "tbctl_addresses_tracked", &d[i], d[i].tracked);
-	family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
+	prom_family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
 	for (int i = 0; i < n; i++)
 		if (d[i].read)
 			sample_dev(f, "tbctl_addresses_max", &d[i], d[i].cfg.max_addrs);
 	for (int k = 0; k < tb_stats_count; k++) {
 		snprintf(name, sizeof(name), "tbctl_%s_total", tb_stats_names[k]);
-		family(f, name, "counter", stats_help[k]);
+		prom_family(f, name, "counter", stats_help[k]);
 		for (int i = 0; i < n; i++)
 			if (d[i].read)
 				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
@@ -270,7 +235,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				 unit);
 			snprintf(help, sizeof(help), "A rule's %s, for rules that count %s", burst ? "burst" : "rate",
 				 unit);
-			family(f, name, "gauge", help);
+			prom_family(f, name, "gauge", help);
 			for (int i = 0; i < n; i++)
 				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
 					const struct tb_rule *r = &d[i].rs->rules[id];
@@ -282,7 +247,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				 "tbctl_rule_total_rate_%s_per_second", unit);
 			snprintf(help, sizeof(help), "The %s of a rule's total, for rules that count %s",
 				 burst ? "burst" : "rate", unit);
-			family(f, name, "gauge", help);
+			prom_family(f, name, "gauge", help);
 			for (int i = 0; i < n; i++)
 				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
 					const struct tb_rule *r = &d[i].rs->rules[id];
@@ -296,7 +261,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 		snprintf(name, sizeof(name), "tbctl_rule_total_refused_%s_total", bytes ? "bytes" : "packets");
 		snprintf(help, sizeof(help), "%s the rule's addresses passed and its total refused (dropped, "
 			 "or counted by a monitor rule)", bytes ? "Bytes" : "Packets");
-		family(f, name, "counter", help);
+		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
 				const struct tb_counters *t = &d[i].sum[id].total;
@@ -306,7 +271,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 						    t->dropped_packets + t->monitored_packets);
 			}
 	}
-	family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
+	prom_family(f, "tbctl_rule_addresses", "gauge", "Tracked addresses charged to the rule (0 for a shared rule)");
 	for (int i = 0; i < n; i++)
 		for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 			if (d[i].rs->rules[id].in_use)
@@ -315,7 +280,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 		snprintf(name, sizeof(name), "tbctl_rule_%s_total", sums[k]);
 		snprintf(help, sizeof(help), "%s of the rule's tracked addresses, or of its shared bucket "
 			 "(an evicted or reset address takes its share along)", sums[k]);
-		family(f, name, "counter", help);
+		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 				if (d[i].rs->rules[id].in_use)
@@ -332,7 +297,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 			break;
 		snprintf(name, sizeof(name), "tbctl_address_%s_total", sums[k]);
 		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", sums[k]);
-		family(f, name, "counter", help);
+		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (size_t t = 0; t < d[i].ntop; t++) {
 				const struct top_row *r = &d[i].top[t];
@@ -342,7 +307,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				if (r->rule >= 0)
 					rule_format(&d[i].rs->rules[r->rule], rule, sizeof(rule));
 				fprintf(f, "%s{dev=\"", name);
-				put_label(f, d[i].dev);
+				prom_label(f, d[i].dev);
 				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,
 					(unsigned long long)((const __u64 *)&r->c)[k]);
 			}

@@ -8,6 +8,7 @@ const char *const key_names[] = { "src", "dst", NULL };
 const char *const cost_names[] = { "bytes", "packets", NULL };
 const char *const action_names[] = { "drop", "monitor", "mark", "shape", "pass", NULL };
 const char *const scope_names[] = { "per-address", "shared", "per-/LEN", NULL };
+const char *const on_off_names[] = { "off", "on", NULL };
 
 const char *scope_format(__u8 scope, __u8 len, char *buf, size_t size)
 {

@@ -13,6 +13,8 @@ extern const char *const key_names[];
 extern const char *const cost_names[];
 extern const char *const action_names[];
 extern const char *const scope_names[];
+/* A switch's two words, off first: early, fleet. */
+extern const char *const on_off_names[];
 /* A rule's scope as its keyword: scope_names', or per-/len in buf. */
 const char *scope_format(__u8 scope, __u8 len, char *buf, size_t size);
 
