@@ -172,13 +172,19 @@ struct tb_level {
 	__u64 hold;
 };
 
+/* A bucket's counters, and the first of the global ones, each as
+ * X(name, help): the help is what the metrics and operations.md say. */
+#define TB_COUNTERS(X)                                                                          \
+	X(passed_packets, "Packets passed, within their rule's limit (or delayed by action shape)") \
+	X(passed_bytes, "Bytes passed, as frames on the wire")                                    \
+	X(dropped_packets, "Packets dropped: over the limit, or by the early congestion signal")   \
+	X(dropped_bytes, "Bytes dropped")                                                         \
+	X(monitored_packets, "Packets over the limit passed by a monitor rule")                   \
+	X(monitored_bytes, "Bytes over the limit passed by a monitor rule")
+#define TB_U64_FIELD(name, help) __u64 name;
+
 struct tb_counters {
-	__u64 passed_packets;
-	__u64 passed_bytes;
-	__u64 dropped_packets;
-	__u64 dropped_bytes;
-	__u64 monitored_packets;    /* over the limit, passed by a monitor rule */
-	__u64 monitored_bytes;
+	TB_COUNTERS(TB_U64_FIELD)
 };
 
 /* Always inlined: the datapath adds counters under a spin lock, where
@@ -757,30 +763,39 @@ struct tb_migrate_req {
 };
 
 /* stats[0], per CPU. */
+/* The global counters after a bucket's, as X(name, help). Of
+ * dropped_*, fragments_unknown and headers_unknown are packets whose rule
+ * could not be known where a rule with a match could take them
+ * (fragment.h). */
+#define TB_STATS(X)                                                                                        \
+	X(unmatched_packets, "Packets that matched no rule (passed)")                                      \
+	X(unmatched_bytes, "Bytes that matched no rule (passed)")                                          \
+	X(nonip_packets, "Frames that are not IP (passed)")                                                \
+	X(nd_packets, "IPv6 neighbour discovery packets (passed unpoliced)")                               \
+	X(malformed_packets, "Malformed or truncated packets (passed)")                                    \
+	X(buckets_created, "Per-address buckets created")                                                  \
+	X(early_dropped_packets, "Packets of dropped_packets dropped by the early signal")                 \
+	X(marked_packets, "Packets passed with ECN CE set (action mark)")                                  \
+	X(delayed_packets, "Packets of passed_packets given a later departure (action shape)")             \
+	X(allowed_packets, "Packets of passed_packets that an action pass rule let through uncharged")     \
+	X(allowed_bytes, "Bytes of passed_bytes that an action pass rule let through uncharged")           \
+	X(fleet_refused_packets,                                                                           \
+	  "Packets of dropped_packets that a fleet key had neither static share nor store credit for")     \
+	X(fleet_full_packets, "Packets of fleet_refused_packets whose key found no room in fleet[]")       \
+	X(fragments_unknown_packets, "Packets of dropped_packets: later fragments whose first was not "    \
+				     "seen, where a rule with ports could take them")                      \
+	X(headers_unknown_packets, "Packets of dropped_packets: IPv6 packets whose header chain was not "  \
+				   "walked to its end, where a rule with a match could take them")         \
+	TB_STATS_NEXT(X)
+#ifdef TB_FIXTURE_NEXT_LAYOUT
+#define TB_STATS_NEXT(X) X(fixture_next_packets, "A counter of the layout after this one (test fixture)")
+#else
+#define TB_STATS_NEXT(X)
+#endif
+
 struct tb_stats {
 	struct tb_counters c;
-	__u64 unmatched_packets;
-	__u64 unmatched_bytes;
-	__u64 nonip_packets;
-	__u64 nd_packets;       /* IPv6 neighbour discovery, passed unpoliced */
-	__u64 malformed_packets;
-	__u64 buckets_created;
-	__u64 early_dropped_packets;  /* of dropped_*: the early signal, not an empty bucket */
-	__u64 marked_packets;         /* passed with CE set (action mark) */
-	__u64 delayed_packets;        /* of passed_*: given a later departure (action shape) */
-	__u64 allowed_packets;        /* of passed_*: by an action pass rule, uncharged */
-	__u64 allowed_bytes;
-	__u64 fleet_refused_packets;  /* of dropped_*: the fleet key had no share or credit left */
-	__u64 fleet_full_packets;     /* of those: no room in fleet[] for a new key */
-	/* Of dropped_*: packets whose rule could not be known, where a rule
-	 * with a match could take them (fragment.h): a later fragment whose
-	 * first was not seen, and an IPv6 packet whose header chain was not
-	 * walked to its transport header. */
-	__u64 fragments_unknown_packets;
-	__u64 headers_unknown_packets;
-#ifdef TB_FIXTURE_NEXT_LAYOUT
-	__u64 fixture_next_packets;
-#endif
+	TB_STATS(TB_U64_FIELD)
 };
 
 /* What every layout's struct tb_stats holds, from layout 12 on. */

@@ -51,7 +51,8 @@ pins_here() {
 }
 # The pins are this tree's maps (the fixture's are the same), no others.
 only_this_layout() {
-	[[ "$(pins_here)" == "$(awk -F'[(,]' '$1 == "\tX" { print $2 }' "$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
+	[[ "$(pins_here)" == "$(awk -F'[(,]' '/^#define TB_MAPS\(X\)/ { on = 1; next } on && $1 == "\tX" { print $2 } on && !/\\$/ { on = 0 }' \
+		"$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
 }
 consistent() { on_pins && nothing_aside; }
 

@@ -11,6 +11,8 @@
 #include "bucket.h"
 #include "tb.skel.h"
 #include "lib/heap.h"
+#include "view/bucket_json.h"
+#include "view/counters.h"
 #include "view/output.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
@@ -148,17 +150,6 @@ static int parse_show(const char *cmd, int argc, char **argv, void *opts)
 	return 0;
 }
 
-/* A fleet rule's bucket: what its fleet key holds here. */
-static void fleet_fields(const struct show *sh, const struct row *r, const struct tb_rule *rule,
-			 struct json_object *o)
-{
-	__u64 credit, refused;
-
-	snapshot_fleet_key(sh->m, rule, r->shared ? NULL : &r->addr, sh->now, &credit, &refused);
-	json_add_u64(o, "fleet_credit", credit);
-	json_add_u64(o, "fleet_refused", refused);
-}
-
 static void print_row(struct show *sh, const struct row *r)
 {
 	const struct tb_rule *rule = r->rule >= 0 ? &rs.rules[r->rule] : NULL;
@@ -190,18 +181,11 @@ static void print_row(struct show *sh, const struct row *r)
 		json_add_str(o, "rule", rname);
 		json_add_str(o, "scope", scope);
 		if (rule)
-			json_add_u64(o, pk ? "tokens_packets" : "tokens_bytes", tokens);
+			bucket_json(o, sh->m, rule, r->shared ? NULL : &r->addr, tokens, sh->now);
 		if (rule && of.r.early)
 			json_object_object_add(o, "long_rtt",
 					       json_object_new_boolean(bucket_long_rtt(&r->b, sh->now)));
-		json_add_u64(o, "passed_packets", c->passed_packets);
-		json_add_u64(o, "passed_bytes", c->passed_bytes);
-		json_add_u64(o, "dropped_packets", c->dropped_packets);
-		json_add_u64(o, "dropped_bytes", c->dropped_bytes);
-		json_add_u64(o, "monitored_packets", c->monitored_packets);
-		json_add_u64(o, "monitored_bytes", c->monitored_bytes);
-		if (rule && rule->fleet)
-			fleet_fields(sh, r, rule, o);
+		counters_json(o, c);
 		out_json_item(&sh->js, o);
 		return;
 	}
@@ -331,7 +315,7 @@ static int run_stats(const void *opts)
 	const struct cmd_target *a = opts;
 	struct tb_stats s;
 	struct tb_maps m;
-	__u64 tracked = 0, *v = (__u64 *)&s;
+	__u64 tracked = 0;
 	int err;
 
 	if (open_attached_ro("stats", a->dev, &m))
@@ -348,14 +332,15 @@ static int run_stats(const void *opts)
 		struct json_object *o = json_object_new_object();
 
 		json_add_str(o, "dev", a->dev);
-		for (int i = 0; i < tb_stats_count; i++)
-			json_add_u64(o, tb_stats_names[i], v[i]);
+		for (int i = 0; i < stats_field_count; i++)
+			json_add_u64(o, stats_fields[i].name, counter_value(&s, &stats_fields[i]));
 		json_add_u64(o, "addresses_tracked", tracked);
 		out_json(o);
 	} else {
 		printf("%s:\n", a->dev);
-		for (int i = 0; i < tb_stats_count; i++)
-			printf("  %-22s %llu\n", tb_stats_names[i], (unsigned long long)v[i]);
+		for (int i = 0; i < stats_field_count; i++)
+			printf("  %-22s %llu\n", stats_fields[i].name,
+			       (unsigned long long)counter_value(&s, &stats_fields[i]));
 		printf("  %-22s %llu\n", "addresses_tracked", (unsigned long long)tracked);
 	}
 	return 0;

@@ -15,6 +15,7 @@
 #include <curses.h>
 #include <bpf/bpf.h>
 #include "lib/clock.h"
+#include "view/bucket_json.h"
 #include "view/output.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
@@ -272,15 +273,11 @@ static void print_json(const char *dev, const struct frame *s, const struct tota
 		json_object_object_add(e, "passed_packets_per_sec", json_object_new_double(r->passed_pps));
 		json_object_object_add(e, "dropped_bits_per_sec", json_object_new_double(r->dropped_bps));
 		json_object_object_add(e, "dropped_packets_per_sec", json_object_new_double(r->dropped_pps));
-		json_add_u64(e, r->rule >= 0 && s->rs->rules[r->rule].cost == TB_COST_PACKETS ? "tokens_packets" :
-			     "tokens_bytes", r->tokens);
+		if (r->rule >= 0)
+			bucket_json(e, &s->rs->m, &s->rs->rules[r->rule], &r->addr, r->tokens, s->now);
+		else
+			json_add_u64(e, "tokens_bytes", r->tokens);
 		json_object_object_add(e, "share", json_object_new_double(r->share));
-		if (r->rule >= 0 && s->rs->rules[r->rule].fleet) {
-			__u64 credit, refused;
-
-			snapshot_fleet_key(&s->rs->m, &s->rs->rules[r->rule], &r->addr, s->now, &credit, &refused);
-			json_add_u64(e, "fleet_credit", credit);
-		}
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "addresses", arr);

@@ -22,6 +22,7 @@
 #include "lib/ruleset.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
+#include "view/counters.h"
 #include "view/fleet_state.h"
 #include "view/prom.h"
 
@@ -55,34 +56,6 @@ struct dev_read {
 	size_t ntop, top_n;
 };
 
-static const char *const stats_help[] = {
-	"Packets passed, within their rule's limit (or delayed by action shape)",
-	"Bytes passed, as frames on the wire",
-	"Packets dropped: over the limit, or by the early congestion signal",
-	"Bytes dropped",
-	"Packets over the limit passed by a monitor rule",
-	"Bytes over the limit passed by a monitor rule",
-	"Packets that matched no rule (passed)",
-	"Bytes that matched no rule (passed)",
-	"Frames that are not IP (passed)",
-	"IPv6 neighbour discovery packets (passed unpoliced)",
-	"Malformed or truncated packets (passed)",
-	"Per-address buckets created",
-	"Packets of dropped_packets dropped by the early signal",
-	"Packets passed with ECN CE set (action mark)",
-	"Packets of passed_packets given a later departure (action shape)",
-	"Packets of passed_packets that an action pass rule let through uncharged",
-	"Bytes of passed_bytes that an action pass rule let through uncharged",
-	"Packets of dropped_packets that a fleet key had neither static share nor store credit for",
-	"Packets of fleet_refused_packets whose key found no room in fleet[]",
-	"Packets of dropped_packets: later fragments whose first was not seen, where a rule with ports could take them",
-	"Packets of dropped_packets: IPv6 packets whose header chain was not walked to its end, where a rule with a match could take them",
-#ifdef TB_FIXTURE_NEXT_LAYOUT
-	"A counter of the layout after this one (test fixture)",
-#endif
-};
-_Static_assert(sizeof(stats_help) / sizeof(stats_help[0]) == sizeof(struct tb_stats) / sizeof(__u64),
-	       "help for every counter");
 
 static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u64 v)
 {
@@ -194,39 +167,76 @@ static void write_fleet(FILE *f, struct dev_read *d, int n)
 	free(fs);
 }
 
-/* Every family, over every device that was read. */
-static void write_families(FILE *f, struct dev_read *d, int n)
+/* A gauge of each device (attached ones only, unless all). */
+static void device_gauge(FILE *f, const char *name, const char *help, struct dev_read *d, int n,
+			 __u64 (*value)(const struct dev_read *d))
 {
-	static const char *const sums[] = { "passed_packets", "passed_bytes", "dropped_packets",
-					     "dropped_bytes", "monitored_packets", "monitored_bytes" };
-	char name[96], help[160];
+	prom_family(f, name, "gauge", help);
+	for (int i = 0; i < n; i++)
+		if (d[i].read)
+			sample_dev(f, name, &d[i], value(&d[i]));
+}
+
+static __u64 dev_tracked(const struct dev_read *d)
+{
+	return d->tracked;
+}
+
+static __u64 dev_max(const struct dev_read *d)
+{
+	return d->cfg.max_addrs;
+}
+
+/* Each device: whether it is policed, its shape rules paced, its table;
+ * then its global counters. */
+static void write_devices(FILE *f, struct dev_read *d, int n)
+{
+	char name[96];
 
 	prom_family(f, "tbctl_device_attached", "gauge",
-	       "1 when tbctl polices the device, 0 when not: no pins, or its program is gone from the device");
+		    "1 when tbctl polices the device, 0 when not: no pins, or its program is gone from the device");
 	for (int i = 0; i < n; i++)
 		sample_dev(f, "tbctl_device_attached", &d[i], d[i].read && d[i].hooked);
 	prom_family(f, "tbctl_device_shape_paced", "gauge",
-	       "For a device with action shape rules: 1 when fq schedules its egress, 0 when shaped packets pass unpaced");
+		    "For a device with action shape rules: 1 when fq schedules its egress, 0 when shaped packets pass unpaced");
 	for (int i = 0; i < n; i++)
 		if (d[i].read && d[i].paced >= 0)
 			sample_dev(f, "tbctl_device_shape_paced", &d[i], d[i].paced);
-	prom_family(f, "tbctl_addresses_tracked", "gauge", "Per-address buckets in the table");
-	for (int i = 0; i < n; i++)
-		if (d[i].read)
-			sample_dev(f, "tbctl_addresses_tracked", &d[i], d[i].tracked);
-	prom_family(f, "tbctl_addresses_max", "gauge", "Size of the per-address table (max-addrs)");
-	for (int i = 0; i < n; i++)
-		if (d[i].read)
-			sample_dev(f, "tbctl_addresses_max", &d[i], d[i].cfg.max_addrs);
-	for (int k = 0; k < tb_stats_count; k++) {
-		snprintf(name, sizeof(name), "tbctl_%s_total", tb_stats_names[k]);
-		prom_family(f, name, "counter", stats_help[k]);
+	device_gauge(f, "tbctl_addresses_tracked", "Per-address buckets in the table", d, n, dev_tracked);
+	device_gauge(f, "tbctl_addresses_max", "Size of the per-address table (max-addrs)", d, n, dev_max);
+	for (int k = 0; k < stats_field_count; k++) {
+		snprintf(name, sizeof(name), "tbctl_%s_total", stats_fields[k].name);
+		prom_family(f, name, "counter", stats_fields[k].help);
 		for (int i = 0; i < n; i++)
 			if (d[i].read)
-				sample_dev(f, name, &d[i], ((const __u64 *)&d[i].st)[k]);
+				sample_dev(f, name, &d[i], counter_value(&d[i].st, &stats_fields[k]));
 	}
+}
 
-	/* Rule parameters, in the unit the rule counts: rate, then burst. */
+/* A rule parameter of every rule that has it, in the unit it counts. */
+static void rule_param(FILE *f, const char *name, const char *help, struct dev_read *d, int n, int cost,
+		       __u64 (*value)(const struct tb_rule *r))
+{
+	prom_family(f, name, "gauge", help);
+	for (int i = 0; i < n; i++)
+		for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
+			const struct tb_rule *r = &d[i].rs->rules[id];
+
+			if (r->in_use && r->cost == cost && r->action != TB_ACTION_PASS && value(r))
+				sample_rule(f, name, &d[i], id, value(r));
+		}
+}
+
+static __u64 rule_rate(const struct tb_rule *r) { return r->r.rate; }
+static __u64 rule_burst(const struct tb_rule *r) { return r->burst; }
+static __u64 total_rate(const struct tb_rule *r) { return r->total.rate; }
+static __u64 total_burst(const struct tb_rule *r) { return r->total.rate ? r->total_burst : 0; }
+
+/* Rule parameters, in the unit the rule counts: rate, then burst. */
+static void write_rule_params(FILE *f, struct dev_read *d, int n)
+{
+	char name[96], help[160];
+
 	for (int cost = TB_COST_BYTES; cost <= TB_COST_PACKETS; cost++) {
 		const char *unit = cost == TB_COST_BYTES ? "bytes" : "packets";
 
@@ -235,28 +245,21 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				 unit);
 			snprintf(help, sizeof(help), "A rule's %s, for rules that count %s", burst ? "burst" : "rate",
 				 unit);
-			prom_family(f, name, "gauge", help);
-			for (int i = 0; i < n; i++)
-				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
-					const struct tb_rule *r = &d[i].rs->rules[id];
-
-					if (r->in_use && r->cost == cost && r->action != TB_ACTION_PASS)
-						sample_rule(f, name, &d[i], id, burst ? r->burst : r->r.rate);
-				}
+			rule_param(f, name, help, d, n, cost, burst ? rule_burst : rule_rate);
 			snprintf(name, sizeof(name), burst ? "tbctl_rule_total_burst_%s" :
 				 "tbctl_rule_total_rate_%s_per_second", unit);
 			snprintf(help, sizeof(help), "The %s of a rule's total, for rules that count %s",
 				 burst ? "burst" : "rate", unit);
-			prom_family(f, name, "gauge", help);
-			for (int i = 0; i < n; i++)
-				for (int id = 0; d[i].read && id < TB_MAX_RULES; id++) {
-					const struct tb_rule *r = &d[i].rs->rules[id];
-
-					if (r->in_use && r->cost == cost && r->total.rate)
-						sample_rule(f, name, &d[i], id, burst ? r->total_burst : r->total.rate);
-				}
+			rule_param(f, name, help, d, n, cost, burst ? total_burst : total_rate);
 		}
 	}
+}
+
+/* What each rule's total refused, its addresses, and its counters. */
+static void write_rule_counts(FILE *f, struct dev_read *d, int n)
+{
+	char name[96], help[192];
+
 	for (int bytes = 0; bytes <= 1; bytes++) {
 		snprintf(name, sizeof(name), "tbctl_rule_total_refused_%s_total", bytes ? "bytes" : "packets");
 		snprintf(help, sizeof(help), "%s the rule's addresses passed and its total refused (dropped, "
@@ -276,27 +279,32 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 		for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 			if (d[i].rs->rules[id].in_use)
 				sample_rule(f, "tbctl_rule_addresses", &d[i], id, d[i].sum[id].addrs);
-	for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++) {
-		snprintf(name, sizeof(name), "tbctl_rule_%s_total", sums[k]);
+	for (int k = 0; k < counter_field_count; k++) {
+		snprintf(name, sizeof(name), "tbctl_rule_%s_total", counter_fields[k].name);
 		snprintf(help, sizeof(help), "%s of the rule's tracked addresses, or of its shared bucket "
-			 "(an evicted or reset address takes its share along)", sums[k]);
+			 "(an evicted or reset address takes its share along)", counter_fields[k].name);
 		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (int id = 0; d[i].read && id < TB_MAX_RULES; id++)
 				if (d[i].rs->rules[id].in_use)
-					sample_rule(f, name, &d[i], id, ((const __u64 *)&d[i].sum[id].c)[k]);
+					sample_rule(f, name, &d[i], id, counter_value(&d[i].sum[id].c, &counter_fields[k]));
 	}
+}
 
-	/* The top addresses by dropped bytes: one series each. */
-	for (size_t k = 0; k < 4; k++) {
-		bool any = false;
+/* The top addresses by dropped bytes: one series each, of their passed
+ * and dropped counters. */
+static void write_top_addresses(FILE *f, struct dev_read *d, int n)
+{
+	char name[96], help[160];
+	bool any = false;
 
-		for (int i = 0; i < n; i++)
-			any |= d[i].ntop > 0;
-		if (!any)
-			break;
-		snprintf(name, sizeof(name), "tbctl_address_%s_total", sums[k]);
-		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", sums[k]);
+	for (int i = 0; i < n; i++)
+		any |= d[i].ntop > 0;
+	for (int k = 0; any && k < counter_field_count; k++) {
+		if (strncmp(counter_fields[k].name, "passed_", 7) && strncmp(counter_fields[k].name, "dropped_", 8))
+			continue;
+		snprintf(name, sizeof(name), "tbctl_address_%s_total", counter_fields[k].name);
+		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", counter_fields[k].name);
 		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
 			for (size_t t = 0; t < d[i].ntop; t++) {
@@ -309,9 +317,18 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 				fprintf(f, "%s{dev=\"", name);
 				prom_label(f, d[i].dev);
 				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,
-					(unsigned long long)((const __u64 *)&r->c)[k]);
+					(unsigned long long)counter_value(&r->c, &counter_fields[k]));
 			}
 	}
+}
+
+/* Every family, over every device that was read. */
+static void write_families(FILE *f, struct dev_read *d, int n)
+{
+	write_devices(f, d, n);
+	write_rule_params(f, d, n);
+	write_rule_counts(f, d, n);
+	write_top_addresses(f, d, n);
 }
 
 struct found {

@@ -29,20 +29,6 @@
 const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };
 const int tb_map_count = TB_N_MAPS;
 
-const char *const tb_stats_names[] = {
-	"passed_packets", "passed_bytes", "dropped_packets", "dropped_bytes",
-	"monitored_packets", "monitored_bytes", "unmatched_packets", "unmatched_bytes",
-	"nonip_packets", "nd_packets", "malformed_packets", "buckets_created",
-	"early_dropped_packets", "marked_packets", "delayed_packets", "allowed_packets", "allowed_bytes",
-	"fleet_refused_packets", "fleet_full_packets", "fragments_unknown_packets", "headers_unknown_packets",
-#ifdef TB_FIXTURE_NEXT_LAYOUT
-	"fixture_next_packets",
-#endif
-};
-const int tb_stats_count = sizeof(tb_stats_names) / sizeof(tb_stats_names[0]);
-_Static_assert(sizeof(tb_stats_names) / sizeof(tb_stats_names[0]) == sizeof(struct tb_stats) / sizeof(__u64),
-	       "a name for every counter");
-
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m)
 {
 	for (int i = 0; i < tb_map_count; i++)

@@ -36,9 +36,6 @@ struct tb;
 
 extern const char *const tb_map_names[];
 extern const int tb_map_count;
-/* struct tb_stats's counters by name, in order. */
-extern const char *const tb_stats_names[];
-extern const int tb_stats_count;
 
 /* The policing maps of any object built on bpf/maps.h, by name. */
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
