@@ -89,5 +89,5 @@ lo=$((RP * SEND_S * 9 / 10))
 hi=$(window_bound "$tmp/sent" $RP $BP $FRAME4)
 check "port rule: ${dsts[0]} received $got bytes from 2 sources, bound [$lo, $hi]" between $lo $got "$hi"
 check "detach" tbs detach dev "$DEV_S"
-check "no clsact qdisc left" bash -c "! tc -n $NS_S qdisc show dev $DEV_S | grep -q clsact"
+check "no clsact qdisc left" lacks clsact tc -n "$NS_S" qdisc show dev "$DEV_S"
 summary

@@ -122,7 +122,7 @@ mkdir -p "/sys/fs/bpf/tbctl/tby$ID"
 bpftool map create "/sys/fs/bpf/tbctl/tby$ID/buckets" type hash key 16 value 8 entries 16 name buckets
 err=$(tb -v attach dev "tby$ID" 2>&1)
 check "refused load with -v: shows libbpf's and the kernel's last lines" grep -q "reuse pinned map" <<<"$err"
-check "refused load: nothing attached" bash -c "! ip -n $NS_R link show dev tby$ID | grep -q xdp"
+check "refused load: nothing attached" lacks xdp ip -n "$NS_R" link show dev "tby$ID"
 check "state unchanged" [ "$(state)" = "$snap" ]
 
 # -batch checks every line before running any.
@@ -193,7 +193,7 @@ printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\
 	"$ID" "$ID" "$ID" >"$tmp/undo2"
 tb -batch "$tmp/undo2" >/dev/null 2>&1
 check "batch: a device it attached is detached again" [ ! -e "/sys/fs/bpf/tbctl/tbx$ID" ]
-check "batch: ... and its clsact qdisc removed" bash -c "! tc -n $NS_R qdisc show dev tbx$ID | grep -q clsact"
+check "batch: ... and its clsact qdisc removed" lacks clsact tc -n "$NS_R" qdisc show dev "tbx$ID"
 # A batch opens a device's pins once; its own detach and attach make new
 # ones, which the lines after them must use.
 printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\ndetach dev tbx%s\nattach dev tbx%s mode tc-ingress\nrule set dev tbx%s 198.18.5.0/24 rate 2mbit\n' \
@@ -232,7 +232,7 @@ flock "/run/tbctl/$DEV_R.lock" sleep 2 &
 holder=$!
 lock_held "/run/tbctl/$DEV_R.lock"
 check "a batch waits for a writer holding its device" \
-	bash -c "! timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/slow"
+	bash -c "timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/slow; [ \$? = 124 ]"
 wait "$holder"
 check "and runs once the writer is done" tb -batch "$tmp/slow"
 tb rule del dev "$DEV_R" 198.19.77.0/24
@@ -308,6 +308,6 @@ check "pin a dropcache of another value size" \
 snap=$(state)
 expect_fail 1 "map dropcache changed (type 6, key 4, value 56 bytes, 256 entries; this build's: 6, 4, 48, 256) in a way no upgrade carries; detach, then attach" \
 	attach dev "$DEV_R"
-check "nothing set aside" bash -c "! ls $pins | grep -q pending"
+check "nothing set aside" lacks pending ls "$pins"
 check "detach works over them" tb detach dev "$DEV_R"
 summary

@@ -26,6 +26,10 @@ fail() { FAIL=$((FAIL + 1)); echo "FAIL $*" >&3; }
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else fail "$d"; fi; }
 summary() { echo "$PASS passed, $FAIL failed"; [[ $FAIL -eq 0 ]]; }
+# lacks PATTERN COMMAND...: the command succeeds, and no line of its output
+# matches PATTERN (grep's). A negated grep over a command that failed
+# would pass on its empty output.
+lacks() { local p=$1 out; shift; out=$("$@") || return 1; ! grep -q -- "$p" <<<"$out"; }
 
 # check_documented EXPOSITION: every family of a scrape is named in
 # docs/operations.md's table of series, so the table cannot fall behind.

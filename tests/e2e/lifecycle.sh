@@ -63,9 +63,9 @@ for mode in xdp xdpgeneric tc-ingress tc-egress; do
 	check "$mode: attach" tb attach dev "$DEV_R" mode "$mode"
 	id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
 	check "$mode: detach" tb detach dev "$DEV_R"
-	check "$mode: no XDP program on the link" bash -c "! ip -n $NS_R link show dev $DEV_R | grep -q xdp"
+	check "$mode: no XDP program on the link" lacks xdp ip -n "$NS_R" link show dev "$DEV_R"
 	check "$mode: no tc filter" [ -z "$(tc -n "$NS_R" filter show dev "$DEV_R" ingress; tc -n "$NS_R" filter show dev "$DEV_R" egress)" ]
-	check "$mode: no clsact qdisc" bash -c "! tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact"
+	check "$mode: no clsact qdisc" lacks clsact tc -n "$NS_R" qdisc show dev "$DEV_R"
 	check "$mode: no pinned state" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 	check "$mode: program $id freed" eventually bash -c "! bpftool prog show id $id >/dev/null 2>&1"
 done
@@ -125,8 +125,8 @@ check "another filter beside tbctl's" tc -n "$NS_R" filter add dev "$DEV_R" egre
 check "detach takes tbctl's filter off and leaves the other and the clsact, saying so" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R 2>$tmp/err &&
 		grep -q 'holds other filters; left it in place' $tmp/err &&
-		tc -n $NS_R filter show dev $DEV_R egress | grep -q 'pref 1 .*bytecode' &&
-		! tc -n $NS_R filter show dev $DEV_R egress | grep -q 'pref 1969' &&
+		filters=\$(tc -n $NS_R filter show dev $DEV_R egress) &&
+		grep -q 'pref 1 .*bytecode' <<<\"\$filters\" && ! grep -q 'pref 1969' <<<\"\$filters\" &&
 		tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact"
 tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
 

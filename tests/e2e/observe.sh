@@ -49,7 +49,8 @@ lock_held "/run/tbctl/$DEV_R.lock"
 check "show answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL show dev $DEV_R >/dev/null
 check "stats answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R >/dev/null
 check "rule list answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R >/dev/null
-check "a change waits for the writer" bash -c "! timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL rule set dev $DEV_R default rate 1mbit burst 10k"
+check "a change waits for the writer (timeout's 124)" \
+	bash -c "timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL rule set dev $DEV_R default rate 1mbit burst 10k; [ \$? = 124 ]"
 kill "$holder"
 wait "$holder" 2>/dev/null
 

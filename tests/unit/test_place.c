@@ -94,17 +94,23 @@ static void mix_colliders_spread_under_siphash(void)
 }
 
 /* The placement the config names: layout 12's mix, which an upgrade
- * takes over from, or SipHash under the config's key. */
+ * takes over from and so must find again (the values are what layout
+ * 12's tb_stripe_hash gave under seed 5), or SipHash's top half under
+ * the config's key (the reference's value above). */
 static void placement_follows_the_config(void)
 {
-	struct tb_addr a = v4(0xc6120001);
+	const struct tb_addr a = v4(0xc6120001), b = v4(0xc6120002);
 	struct tb_config mix = { .slot_seed = 5, .place = TB_PLACE_MIX };
-	struct tb_config sip = { .slot_seed = 5, .place = TB_PLACE_SIPHASH, .place_key = { 1, 2 } };
+	struct tb_config sip = { .slot_seed = 5, .place = TB_PLACE_SIPHASH,
+				 .place_key = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL } };
 
-	CHECK_EQ(tb_place_hash(&mix, &a), (__u32)(tb_addr_mix(&a, 5ULL << 32 ^ 0x243F6A8885A308D3ULL) >> 32),
-		 "TB_PLACE_MIX: the mix of layout 12");
-	CHECK_EQ(tb_place_hash(&sip, &a), (__u32)(tb_siphash13(&a, sip.place_key) >> 32),
-		 "TB_PLACE_SIPHASH: SipHash's top half");
+	CHECK_EQ(tb_place_hash(&mix, &a), 0xcbf47b97, "TB_PLACE_MIX: 198.18.0.1 where layout 12 put it");
+	CHECK_EQ(tb_place_hash(&mix, &b), 0x1af47b97, "TB_PLACE_MIX: 198.18.0.2 where layout 12 put it");
+	CHECK_EQ(tb_place_hash(&sip, &a), 0x0659e71d, "TB_PLACE_SIPHASH: the reference's top half");
+	sip.slot_seed = 6;
+	CHECK_EQ(tb_place_hash(&sip, &a), 0x0659e71d, "TB_PLACE_SIPHASH: the caches' seed plays no part");
+	sip.place_key[1] ^= 1;
+	CHECK(tb_place_hash(&sip, &a) != 0x0659e71d, "TB_PLACE_SIPHASH: another key, another place");
 }
 
 TEST_LIST(

@@ -17,8 +17,17 @@ static struct {
 	int early;              /* key stores made before the bucket's step */
 } watch;
 static void observe(const volatile void *at);
-#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+/* A load through READ_ONCE may be followed by another CPU's stores: the
+ * race armed below makes them, between the load and what comes next. */
+static void after_load(const volatile void *at);
+#define READ_ONCE(x)                                                    \
+	({                                                              \
+		typeof(x) v_ = *(const volatile typeof(x) *)&(x);       \
+		after_load(&(x));                                       \
+		v_;                                                     \
+	})
 #define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
+#include "credit.h"
 #include "table.h"
 #include "lib/hook.h"
 #include "../check.h"
@@ -39,6 +48,22 @@ static void observe(const volatile void *at)
 	if (watch.given ? memcmp(&s->b[watch.way], watch.given, sizeof(struct tb_bucket)) :
 			  s->b[watch.way].credit != 0)
 		watch.early++;
+}
+
+/* Another CPU's move, made once right after a load of *at. */
+static struct {
+	const volatile void *at;
+	void (*move)(void);
+} race;
+
+static void after_load(const volatile void *at)
+{
+	void (*move)(void) = race.move;
+
+	if (!move || at != race.at)
+		return;
+	race.move = NULL;
+	move();
 }
 
 static void watch_way(const struct tb_set *s, int w, const struct tb_bucket *given)
@@ -188,26 +213,41 @@ static void credit_keeps_its_tag(void)
 	CHECK_EQ(tb_credit_spend(w, 300, 1), 0, "a count the word cannot hold: the lock");
 }
 
-/* A spender that read a word, then lost the way to another address
- * granted the same credit: its compare-and-swap fails on the tag. */
-static void a_spend_on_a_way_given_away_fails(void)
+/* A spender that read a word and found the way still its address's,
+ * then lost the way to another address granted the same credit before
+ * its compare-and-swap: the swap fails on the tag, and it spends
+ * nothing. */
+static struct tb_set given_away;
+
+static void give_way_1_away(void)
 {
-	struct tb_set s;
 	struct tb_addr k = addr(50);
 	struct tb_bucket nb = { .credit_granted = 1000 };
-	__u64 seen, w;
 
-	fill(&s);
-	s.b[1].tag = 4;
-	s.b[1].credit = (__u64)4 << TB_CREDIT_TAG_SHIFT | 1000;
-	seen = s.b[1].credit;
-	tb_way_clear(&s, 1);
-	nb.tag = tb_way_next_tag(&s, 1);
+	tb_way_clear(&given_away, 1);
+	nb.tag = tb_way_next_tag(&given_away, 1);
 	nb.credit = (__u64)nb.tag << TB_CREDIT_TAG_SHIFT | 1000;
-	tb_way_give(&s, 1, &k, &nb);
-	w = __sync_val_compare_and_swap(&s.b[1].credit, seen, tb_credit_spend(seen, 100, 1));
-	CHECK(w != seen, "the swap found another word");
-	CHECK_EQ(tb_credit_unspent(s.b[1].credit), 1000, "the new address's credit is whole");
+	tb_way_give(&given_away, 1, &k, &nb);
+}
+
+static void a_spend_on_a_way_given_away_fails(void)
+{
+	struct tb_set *s = &given_away;
+	struct tb_addr mine = addr(2), theirs = addr(50);
+
+	fill(s);
+	s->b[1].tag = 4;
+	s->b[1].credit = (__u64)4 << TB_CREDIT_TAG_SHIFT | 1000;
+	CHECK(tb_way_holds(s, 1, &mine, 4), "way 1 is the spender's");
+	/* The spender's last load before its swap is the way's tag. */
+	race.at = &s->b[1].tag;
+	race.move = give_way_1_away;
+	CHECK(!tb_spend_credit(s, 1, &mine, 100, 1), "the spend fails");
+	CHECK(!race.move, "the way changed hands between the spender's check and its swap");
+	CHECK(tb_way_holds(s, 1, &theirs, s->b[1].tag), "way 1 is the other address's");
+	CHECK_EQ(tb_credit_unspent(s->b[1].credit), 1000, "the other address's credit is whole");
+	CHECK(tb_spend_credit(s, 1, &theirs, 100, 1), "its own spend takes it");
+	CHECK_EQ(tb_credit_unspent(s->b[1].credit), 900, "100 spent");
 }
 
 /* A reader that read a way's tag and bucket while the way went from K
