@@ -16,7 +16,7 @@ _Static_assert(TB_TABLE_MIN_SHIFT >= TB_LOCK_SHIFT, "a set within one stripe");
 
 /* The hash that places address a, whose cache slot is ci: its set, lock
  * stripe and owed[] slot. SipHash runs once per address and CPU while
- * the address keeps its slot: a busy address pays a compare, not 13 ns. */
+ * the address keeps its slot: a busy address pays a compare, not a hash. */
 static __always_inline __u32 tb_place(const struct tb_config *cfg, const struct tb_addr *a, __u32 ci)
 {
 	const __u64 *k = (const __u64 *)a;
@@ -98,7 +98,7 @@ static __always_inline void *tb_prev_table(void)
 /* Set si of the older table. The barrier keeps the compiler from
  * merging this lookup with one of the table's into one call: the
  * verifier inlines a lookup only where a single map reaches the call, and
- * merged, the table's cost every packet 10 ns more. */
+ * merged, the table's lookup would be a helper call on every packet. */
 static __always_inline struct tb_set *tb_prev_set(__u32 si)
 {
 	void *prev = tb_prev_table();

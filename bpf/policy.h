@@ -347,10 +347,8 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	t->tcp = tb_tcp_segment(data, data_end, pkt, &t->seq);
 	t->can_delay = can_delay;
 	/* The clock is read here, before the policy's work rather than
-	 * where the paths need it: measured, the drop path then costs 1.05-1.10
-	 * times the floor (1.18 with the read in the path, after the
-	 * lookups), while credit, which reads no clock, would have admitted
-	 * in 0.8 instead of 1.25. */
+	 * where the paths need it: the drop path is then cheaper, though
+	 * credit, which needs no clock, pays for it (docs/design.md). */
 	v = tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
 	if (v != TB_UNSURE)
 		return v;

@@ -86,15 +86,13 @@ struct tb_rate {
 
 /* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
  * burst, and reaches probability PMAX / 2^32 at an empty bucket: 1 for
- * drop, 1/8 for mark. Measured (docs/tcp.md): a curve rising to 1/8
- * let drop fall to 0.71 of the cap for one flow at an 80 ms RTT (0.91
- * with 1), while for mark a curve rising to 1 marked so often that 4 ECN
- * flows sat at their minimum window and got 0.78 (1.02 with 1/8).
- * After a signal (or a tail drop) the next waits until the level has
- * fallen 1/2^TB_EARLY_HOLD_SHIFT of the burst below its highest point
- * since: the sender needs a round trip to react and then sends below the
- * rate, so the level rises; signalling on meanwhile cut one flow at an
- * 80 ms RTT again and again (0.71–0.92 of the cap; 0.98–0.99 with the hold). */
+ * drop, 1/8 for mark. A lower ceiling let drop starve a long flow; a
+ * higher one marked ECN flows down to their minimum window
+ * (docs/tcp.md has the figures). After a signal (or a tail drop) the
+ * next waits until the level has fallen 1/2^TB_EARLY_HOLD_SHIFT of the
+ * burst below its highest point since: the sender needs a round trip to
+ * react and then sends below the rate, so the level rises, and
+ * signalling on meanwhile cuts one flow again and again. */
 #define TB_EARLY_DIV 2
 #define TB_EARLY_HOLD_SHIFT 4
 #define TB_EARLY_PMAX_DROP 0xffffffffULL
@@ -458,9 +456,9 @@ static inline __attribute__((always_inline)) __u64 tb_rotl(__u64 x, int b)
 /* SipHash-1-3 of an address (16 bytes, as two little-endian words) under
  * a 128-bit key: a keyed PRF, as the kernel's hsiphash on 64-bit
  * machines, so that without the key no sender can tell which addresses
- * share a set, a lock stripe or an owed[] slot. About 13 ns here, which
- * is why the datapath keeps each CPU's latest result per cache slot
- * (placecache). */
+ * share a set, a lock stripe or an owed[] slot. It costs more than the
+ * rest of a lookup (docs/design.md), which is why the datapath keeps
+ * each CPU's latest result per cache slot (placecache). */
 static inline __attribute__((always_inline)) __u64 tb_siphash13(const struct tb_addr *a, const __u64 key[2])
 {
 	const __u64 *m = (const __u64 *)a, b = 16ULL << 56;

@@ -19,9 +19,7 @@
  * retransmit cannot repair waits out a timeout of at least 200 ms
  * (TCP_RTO_MIN), doubled when the retransmission is lost too; a bucket
  * holding two such waits' worth of rate saves their tokens, so the flow
- * still gets its rate over the next seconds. Measured with iperf3 at
- * RTT ~ 0 (docs/tcp.md): 250 ms gave 0.91-0.94 of the cap, 500 ms
- * 0.91-0.98, 1 s 0.94-1.01. */
+ * still gets its rate over the next seconds (docs/tcp.md measures it). */
 #define DEFAULT_BURST_MS 1000
 #define DEFAULT_BURST_FRAMES 16
 #define FULL_FRAME 1514
