@@ -2,20 +2,30 @@
 /* Opening an attached device's pins for a command: its lock, and errors
  * that say what to do about pins of another build. */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include "view/output.h"
 #include "lib/state.h"
 #include "cli/tbctl.h"
 
+int bpffs_ready(const char *what)
+{
+	int err = bpffs_ensure();
+
+	if (err)
+		out_error("%s: bpffs unavailable at %s: %s", what, TB_BPFFS, bpffs_error(err));
+	return err != 0;
+}
+
 int device_lock(const char *cmd, const char *dev, bool lock)
 {
-	int err = bpffs_ensure(), fd;
+	char what[IF_NAMESIZE + 64];
+	int fd;
 
-	if (err) {
-		out_error("%s dev %s: bpffs unavailable at %s: %s", cmd, dev, TB_BPFFS, bpffs_error(err));
+	snprintf(what, sizeof(what), "%s dev %s", cmd, dev);
+	if (bpffs_ready(what))
 		return 1;
-	}
 	fd = lock ? state_lock(dev) : 0;
 	if (fd == -ENODEV) {
 		out_error("%s dev %s: no such device", cmd, dev);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "view/output.h"
+#include "lib/grow.h"
 #include "lib/state.h"
 #include "cli/tbctl.h"
 
@@ -43,7 +44,8 @@ struct batch_rule {
 
 struct batch_state {
 	struct batch_dev *dev;
-	int ndev, capdev;
+	int ndev;
+	size_t capdev;
 	struct batch_rule *rule;        /* open addressing, power-of-two size */
 	size_t nrule, caprule;
 };
@@ -53,15 +55,8 @@ static int batch_dev_of(struct batch_state *bs, const char *name)
 	for (int i = 0; i < bs->ndev; i++)
 		if (!strcmp(bs->dev[i].name, name))
 			return i;
-	if (bs->ndev == bs->capdev) {
-		int cap = bs->capdev ? 2 * bs->capdev : 8;
-		struct batch_dev *d = realloc(bs->dev, cap * sizeof(*d));
-
-		if (!d)
-			return -1;
-		bs->dev = d;
-		bs->capdev = cap;
-	}
+	if (GROW(bs->dev, bs->ndev, bs->capdev, 8))
+		return -1;
 	bs->dev[bs->ndev] = (struct batch_dev){ .attached = -1, .cleared_at = -1 };
 	snprintf(bs->dev[bs->ndev].name, sizeof(bs->dev[0].name), "%s", name);
 	return bs->ndev++;
@@ -372,24 +367,18 @@ static void undo_free(struct batch_undo *u)
 
 struct batch_lines {
 	struct batch_line *v;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 static int line_keep(struct cmd_line *l, int lineno, void *ctx)
 {
 	struct batch_lines *bl = ctx;
 
-	if (bl->n == bl->cap) {
-		int cap = bl->cap ? 2 * bl->cap : 64;
-		struct batch_line *v = realloc(bl->v, cap * sizeof(*v));
-
-		if (!v) {
-			line_free(l);
-			out_error("batch: %s", strerror(ENOMEM));
-			return 1;
-		}
-		bl->v = v;
-		bl->cap = cap;
+	if (GROW(bl->v, bl->n, bl->cap, 64)) {
+		line_free(l);
+		out_error("batch: %s", strerror(ENOMEM));
+		return 1;
 	}
 	bl->v[bl->n++] = (struct batch_line){ .lineno = lineno, .l = *l };
 	return 0;

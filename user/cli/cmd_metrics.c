@@ -71,12 +71,10 @@ static int parse_metrics(const char *cmd, int argc, char **argv, void *opts)
 static int run_metrics(const void *opts)
 {
 	const struct metrics_opts *a = opts;
-	int err = bpffs_ensure();
+	int err;
 
-	if (err) {
-		out_error("metrics: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
+	if (bpffs_ready("metrics"))
 		return 1;
-	}
 	err = metrics_write(stdout, a->devs, a->ndevs, a->top);
 	if (err) {
 		out_error("metrics: %s", strerror(-err));
@@ -195,12 +193,10 @@ static int run_exporter(const void *opts)
 	char listen[64];
 	sigset_t stop;
 	bool any;
-	int sig, err = bpffs_ensure();
+	int sig, err;
 
-	if (err) {
-		out_error("exporter: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
+	if (bpffs_ready("exporter"))
 		return 1;
-	}
 	snprintf(listen, sizeof(listen), "%s", a->listen ? a->listen : ":" EXPORTER_PORT);
 	parse_listen(listen, &ss, &any);
 	if (any)

@@ -11,6 +11,8 @@
 #include "bucket.h"
 #include "tb.skel.h"
 #include "lib/heap.h"
+#include "lib/ctlprog.h"
+#include "lib/grow.h"
 #include "view/bucket_json.h"
 #include "view/counters.h"
 #include "view/output.h"
@@ -96,15 +98,8 @@ static int emit(struct show *sh, const struct row *r)
 		heap_offer(sh->v, &sh->n, sh->a->top, sizeof(*r), r, by_value_desc);
 		return 0;
 	}
-	if (sh->n == sh->cap) {
-		size_t cap = sh->cap ? 2 * sh->cap : 256;
-		struct row *v = realloc(sh->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		sh->v = v;
-		sh->cap = cap;
-	}
+	if (GROW(sh->v, sh->n, sh->cap, 256))
+		return -ENOMEM;
 	sh->v[sh->n++] = *r;
 	return 0;
 }
@@ -372,7 +367,6 @@ static int parse_reset(const char *cmd, int argc, char **argv, void *opts)
 static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
 {
 	struct tb_reset_req req = { .stats_cpus = libbpf_num_possible_cpus() };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .repeat = 1);
 	struct tb *skel;
 	int err;
 
@@ -381,15 +375,10 @@ static int reset_counters(const char *dev, const struct tb_maps *m, struct tb_co
 	err = pending_epoch_next(m, cfg, &req.reset_epoch);
 	if (err)
 		return err;
-	skel = open_pinned(dev, cfg->max_addrs);
+	skel = ctlprog_open(dev, cfg->max_addrs, "tb_reset_counters");
 	if (!skel)
 		return -errno;
-	state_load_hook(skel, NULL);
-	err = tb__load(skel);
-	if (!err && bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_reset_counters), &o))
-		err = -errno;
-	if (!err && o.retval != XDP_PASS)
-		err = -EINVAL;
+	err = ctlprog_run(skel->progs.tb_reset_counters, &req, sizeof(req), false);
 	tb__destroy(skel);
 	if (err)
 		return err;

@@ -245,12 +245,10 @@ static int run_status(const void *opts)
 {
 	const struct cmd_target *a = opts;
 	struct status_ctx sc = { .listed = !a->has_dev };
-	int err = bpffs_ensure();
+	int err;
 
-	if (err) {
-		out_error("status: bpffs unavailable at %s: %s", TB_BPFFS, bpffs_error(err));
+	if (bpffs_ready("status"))
 		return 1;
-	}
 	/* Built only for -j: text goes out as it is made. */
 	sc.arr = out.json ? json_object_new_array() : NULL;
 	err = a->has_dev ? status_one(a->dev, &sc) : state_foreach_device(status_one, &sc);

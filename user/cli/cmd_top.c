@@ -15,6 +15,7 @@
 #include <curses.h>
 #include <bpf/bpf.h>
 #include "lib/clock.h"
+#include "lib/grow.h"
 #include "view/bucket_json.h"
 #include "view/output.h"
 #include "lib/snapshot.h"
@@ -87,15 +88,8 @@ static int add_row(const struct tb_addr *a, const struct tb_bucket *b, int rule,
 	struct frame *s = ctx;
 	struct top_row *r;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		struct top_row *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (GROW(s->v, s->n, s->cap, 1024))
+		return -ENOMEM;
 	r = &s->v[s->n++];
 	memset(r, 0, sizeof(*r));
 	r->addr = *a;

@@ -121,7 +121,10 @@ int run_batch(const char *path);
 int cmdfile_read(const char *path, const char *who, int (*fn)(struct cmd_line *l, int lineno, void *ctx),
 		 void *ctx);
 
-/* attached.c. Mount bpffs if needed and, when lock, take dev's lock
+/* attached.c. Mount bpffs if needed; says so, as what, and returns 1
+ * when it cannot be. */
+int bpffs_ready(const char *what);
+/* Mount bpffs if needed and, when lock, take dev's lock
  * (held until exit); reports and returns 1 on error. */
 int device_lock(const char *cmd, const char *dev, bool lock);
 /* Open dev's pinned state under its lock; reports and returns 1 on error. */

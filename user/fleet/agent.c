@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/clock.h"
+#include "lib/ctlprog.h"
 #include "lib/err.h"
 #include "fleet/agent.h"
 #include "lib/ruleset.h"
@@ -129,16 +130,13 @@ static void keys_compact(struct agent *a)
 static int apply_ops(struct agent *a, struct tb_fleet_opslot *ops, __u32 n)
 {
 	struct tb_fleet_req req = { .n = n };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &req, .data_size_in = sizeof(req), .repeat = 1);
-	int fd = bpf_map__fd(a->skel->maps.fleetops);
+	int fd = bpf_map__fd(a->skel->maps.fleetops), err;
 
 	for (__u32 i = 0; i < n; i++)
 		if (bpf_map_update_elem(fd, &i, &ops[i], BPF_ANY))
 			return -errno;
-	if (bpf_prog_test_run_opts(bpf_program__fd(a->skel->progs.tb_fleet_apply), &o))
-		return -errno;
-	if (o.retval != XDP_PASS)
-		return -EINVAL;
+	if ((err = ctlprog_run(a->skel->progs.tb_fleet_apply, &req, sizeof(req), false)))
+		return err;
 	for (__u32 i = 0; i < n; i++)
 		if (bpf_map_lookup_elem(fd, &i, &ops[i]))
 			return -errno;
@@ -467,7 +465,6 @@ static void give_back(struct agent *a)
 static int agent_open(struct agent *a, struct tb_err *e)
 {
 	struct tb_config cfg;
-	struct bpf_program *p;
 	char why[256];
 	__u32 zero = 0;
 	int err;
@@ -478,16 +475,9 @@ static int agent_open(struct agent *a, struct tb_err *e)
 		return tb_fail(e, err, "%s", state_open_why(a->o->dev, err, why, sizeof(why)));
 	if (bpf_map_lookup_elem(a->m.config, &zero, &cfg))
 		return tb_fail(e, -errno, "read config: %s", strerror(errno));
-	a->skel = open_pinned(a->o->dev, cfg.max_addrs);
+	a->skel = ctlprog_open(a->o->dev, cfg.max_addrs, "tb_fleet_apply");
 	if (!a->skel)
-		return tb_fail(e, -errno, "open the BPF object: %s", strerror(errno));
-	/* Only the program it runs: the hooks' take the verifier seconds
-	 * on an emulated machine. */
-	bpf_object__for_each_program(p, a->skel->obj)
-		bpf_program__set_autoload(p, p == a->skel->progs.tb_fleet_apply);
-	err = tb__load(a->skel);
-	if (err)
-		return tb_fail(e, err, "load the BPF object: %s", strerror(-err));
+		return tb_fail(e, -errno, "load the BPF object: %s", strerror(errno));
 	a->max = cfg.max_addrs;
 	a->cap = 1;
 	while (a->cap < a->max * 2)

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "lib/clock.h"
 #include "bucket.h"
+#include "lib/grow.h"
 #include "lib/state.h"
 #include "tb.skel.h"
 
@@ -240,7 +241,8 @@ static struct held {
 	char dev[IF_NAMESIZE];
 	int fd;
 } *held;
-static int nheld, capheld;
+static int nheld;
+static size_t capheld;
 
 static int held_lock(const char *dev)
 {
@@ -262,15 +264,8 @@ int state_lock(const char *dev)
 	state_dir(dev, path, sizeof(path));
 	if (!if_nametoindex(dev) && access(path, F_OK))
 		return -ENODEV;
-	if (nheld == capheld) {
-		int cap = capheld ? 2 * capheld : 16;
-		struct held *v = realloc(held, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		held = v;
-		capheld = cap;
-	}
+	if (GROW(held, nheld, capheld, 16))
+		return -ENOMEM;
 	lock_path(dev, path, sizeof(path));
 	fd = lock_open(path, O_RDWR | O_CREAT, LOCK_EX);
 	if (fd < 0)
@@ -456,7 +451,8 @@ static struct kept {
 	char dev[IF_NAMESIZE];
 	struct tb_maps m;
 } *kept;
-static int nkept, capkept;
+static int nkept;
+static size_t capkept;
 static bool keeping;
 
 void state_keep(bool on)
@@ -506,16 +502,9 @@ int state_open(const char *dev, struct tb_maps *m)
 	err = open_pins(dev, keeping ? &o : m);
 	if (err || !keeping)
 		return err;
-	if (nkept == capkept) {
-		int cap = capkept ? 2 * capkept : 4;
-		struct kept *v = realloc(kept, cap * sizeof(*v));
-
-		if (!v) {
-			*m = o;         /* not kept: the caller's alone */
-			return 0;
-		}
-		kept = v;
-		capkept = cap;
+	if (GROW(kept, nkept, capkept, 4)) {
+		*m = o;         /* not kept: the caller's alone */
+		return 0;
 	}
 	snprintf(kept[nkept].dev, sizeof(kept[0].dev), "%s", dev);
 	kept[nkept++].m = o;

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "lib/ctlprog.h"
 #include "lib/hook.h"
 #include "lib/state.h"
 #include "lib/upgrade.h"
@@ -414,13 +415,10 @@ static void grace_period(void)
 static int migrate(struct tb *skel, struct tb_migrate_req *req)
 {
 	struct frame { struct tb_migrate_req req; unsigned char pad[64 - sizeof(*req)]; } f = { *req };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &f, .data_size_in = sizeof(f), .data_out = &f,
-		    .data_size_out = sizeof(f), .repeat = 1);
+	int err = ctlprog_run(skel->progs.tb_migrate, &f, sizeof(f), true);
 
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.tb_migrate), &o))
-		return -errno;
 	*req = f.req;
-	return o.retval == XDP_PASS ? 0 : -EINVAL;
+	return err;
 }
 
 static int config_write(struct tb *skel, const struct tb_config *cfg)
