@@ -57,6 +57,8 @@
 #include "view/output.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
+#include "lib/pending.h"
+#include "lib/tables.h"
 #include "../tests/packets.h"
 
 static int rounds = 7;

@@ -21,6 +21,8 @@
 #include "tb.skel.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
+#include "lib/pending.h"
+#include "lib/tables.h"
 #include "lib/upgrade.h"
 #include "../packets.h"
 #include "../check.h"

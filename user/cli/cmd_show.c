@@ -18,6 +18,8 @@
 #include "view/output.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
+#include "lib/pending.h"
+#include "lib/tables.h"
 #include "cli/tbctl.h"
 #include "lib/units.h"
 

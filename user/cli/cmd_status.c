@@ -14,6 +14,7 @@
 #include "lib/hook.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
+#include "lib/tables.h"
 #include "cli/tbctl.h"
 #include "lib/upgrade.h"
 #include "view/fleet_state.h"

@@ -20,6 +20,7 @@
 #include "view/output.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
+#include "lib/tables.h"
 #include "cli/tbctl.h"
 #include "lib/units.h"
 

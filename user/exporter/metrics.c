@@ -22,6 +22,7 @@
 #include "lib/ruleset.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
+#include "lib/tables.h"
 #include "view/counters.h"
 #include "view/fleet_state.h"
 #include "view/prom.h"

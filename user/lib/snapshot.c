@@ -5,6 +5,8 @@
 #include <bpf/bpf.h>
 #include "match.h"
 #include "lib/snapshot.h"
+#include "lib/pending.h"
+#include "lib/tables.h"
 
 int snapshot_begin(struct snapshot *sn, const struct tb_maps *m, struct ruleset *rs)
 {

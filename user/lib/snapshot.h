@@ -8,6 +8,7 @@
 
 #include "lib/ruleset.h"
 #include "lib/state.h"
+#include "lib/pending.h"
 
 struct snapshot {
 	const struct tb_maps *m;
