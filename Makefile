@@ -71,9 +71,15 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
+# The fleet store's Lua function, a file of its own, as a C string for
+# user/fleet/store.c to load into each server.
+$(BUILD)/grant_lua.h: user/fleet/grant.lua | $(BUILD)
+	{ echo 'static const char grant_lua[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
+
 # The skeletons are generated headers: made before any C that may include
 # them; the .d files then say who does.
-$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h
+$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h $(BUILD)/grant_lua.h
 	@mkdir -p $(@D)
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 

@@ -32,7 +32,7 @@ done
 check "every link in README.md and docs/ reaches a file and a heading${bad:+ (broken:$bad)}" [ -z "$bad" ]
 
 layout=$(awk '/^## Layout/ { on = 1 } on' docs/design.md)
-names=$(tr -s ' \t()`,' '\n' <<<"$layout" | grep -E '^[a-z_@.0-9-]+\.(c|h|sh|bash|service|8|conf|bash-completion)$' | sort -u)
+names=$(tr -s ' \t()`,' '\n' <<<"$layout" | grep -E '^[a-z_@.0-9-]+\.(c|h|lua|sh|bash|service|8|conf|bash-completion)$' | sort -u)
 missing=
 # A header is named with its .c; the tests by their directories.
 for f in bpf/* user/*/* tools/* dist/*; do

@@ -28,7 +28,20 @@ struct store_node {
 	char run_id[48];        /* the server's, read at each connect: its epoch */
 };
 
+struct store_ask;
+
+/* What a store does; one for Redis, standalone or a Cluster. */
+struct store;
+struct store_ops {
+	int (*connect)(struct store *s);
+	void (*close)(struct store *s);
+	void (*where)(const struct store *s, char *buf, size_t len);
+	int (*grant)(struct store *s, const char *fleet, const char *host, __u64 lease_ms, struct store_ask *a,
+		     size_t n, char *epoch, size_t epochlen);
+};
+
 struct store {
+	const struct store_ops *ops;    /* set by store_parse_url */
 	bool cluster;
 	struct store_node seeds[STORE_NODES];
 	int nseeds;
