@@ -13,7 +13,7 @@ SYS_INC := $(shell $(CC) -E -v -x c /dev/null 2>&1 | \
 # fixture of a later one with -DTB_FIXTURE_NEXT_LAYOUT).
 ABI_FLAGS ?=
 # Addresses are written as 32-bit words and compared as 64-bit ones
-# (bpf/table.h), so no build may assume the two never alias, as the
+# (bpf/logic/table.h), so no build may assume the two never alias, as the
 # kernel's own never does.
 # The objects' debug paths are relative, so that the skeletons (and a
 # package) are the same wherever the tree is built.

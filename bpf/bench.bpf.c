@@ -4,7 +4,7 @@
  * traffic generator. Not loaded by tbctl. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "policy.h"
+#include "stages/policy.h"
 
 /* The least any per-address policer must do: parse, read the clock, find
  * the address's state in a bounded kernel table (an LRU hash) and write

@@ -5,7 +5,7 @@
 #define TB_TEST_ADDRS_H
 
 #include <arpa/inet.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 static inline struct tb_addr v4(const char *s)
 {

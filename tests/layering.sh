@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# User space's layers only look down (docs/design.md, "Layout"): no file
-# of a layer includes a header of a layer it may not use, no object of it
-# calls a function or reads a variable defined in such a layer, and the
-# library prints nothing (it returns errors; the CLI says them). Reads
-# the sources, and the objects that make test has built.
+# The layers only look down (docs/design.md, "Layout"). In user space no
+# file of a layer includes a header of a layer it may not use, no object
+# of it calls a function or reads a variable defined in such a layer, and
+# the library prints nothing (it returns errors; the CLI says them). In
+# the datapath the pure logic, which the host tests too, includes no map,
+# and no stage a control program. Reads the sources, and the objects
+# that make test has built.
 #   tests/layering.sh [OBJDIR]   (build/obj by default)
 set -u
 cd "$(dirname "$0")/.."
@@ -77,6 +79,31 @@ for l in lib fleet; do
 	done
 	if [[ -z $bad ]]; then ok "$l prints nothing"; else fail "$l prints: $bad"; fi
 done
+
+# The datapath: bpf/LAYER/*.h; the entry points (*.bpf.c) may use all.
+declare -A BPF_USES=(
+	[abi]="abi"
+	[logic]="abi logic"
+	[stages]="abi logic stages"
+	[control]="abi logic stages control"
+)
+for l in "${!BPF_USES[@]}"; do
+	bad=""
+	for f in bpf/"$l"/*.h; do
+		while IFS=: read -r n inc; do
+			to=${inc%%/*}
+			[[ -n ${BPF_USES[$to]:-} ]] || continue
+			[[ " ${BPF_USES[$l]} " == *" $to "* ]] || bad+="$f:$n includes \"$inc\"; "
+		done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$f" | sed -E 's/^([0-9]+):[^"]*"([^"]+)".*/\1:\2/')
+	done
+	if [[ -z $bad ]]; then ok "bpf/$l includes only from: ${BPF_USES[$l]}"; else fail "bpf/$l looks up: $bad"; fi
+done
+stray=$(find bpf -type f -name '*.h' | while read -r f; do
+	l=${f#bpf/}
+	l=${l%%/*}
+	[[ -n ${BPF_USES[$l]:-} ]] || echo "$f"
+done)
+if [[ -z $stray ]]; then ok "every header of bpf/ is in a layer's folder"; else fail "outside any layer: $stray"; fi
 
 echo "$PASS passed, $FAIL failed"
 ((FAIL == 0))

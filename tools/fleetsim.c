@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* fleetsim: many simulated hosts against one real store, in real time.
- * Each host is the datapath's fleet accounting (bpf/fleet_credit.h: a
+ * Each host is the datapath's fleet accounting (bpf/logic/fleet_credit.h: a
  * static share and the store's credit) and the agent's credit logic
  * (user/agent.h sizing, user/store.c calls), driven by synthetic demand:
  * one client per key at LOAD times the key's rate, split over the hosts.
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <hiredis/hiredis.h>
 #include "lib/clock.h"
-#include "fleet_credit.h"
+#include "logic/fleet_credit.h"
 #include "fleet/agent.h"
 #include "fleet/store.h"
 

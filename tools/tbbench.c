@@ -52,7 +52,7 @@
 #include "lib/clock.h"
 #include "tb.skel.h"
 #include "bench.skel.h"
-#include "bucket.h"
+#include "logic/bucket.h"
 #include "lib/hook.h"
 #include "view/output.h"
 #include "lib/ruleset.h"
@@ -60,6 +60,8 @@
 #include "lib/pending.h"
 #include "lib/tables.h"
 #include "../tests/packets.h"
+#include "logic/sizing.h"
+#include "logic/hash.h"
 
 static int rounds = 7;
 static __u32 repeat = 2000000;

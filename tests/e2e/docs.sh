@@ -35,7 +35,7 @@ layout=$(awk '/^## Layout/ { on = 1 } on' docs/design.md)
 names=$(tr -s ' \t()`,' '\n' <<<"$layout" | grep -E '^[a-z_@.0-9-]+\.(c|h|lua|sh|bash|service|8|conf|bash-completion)$' | sort -u)
 missing=
 # A header is named with its .c; the tests by their directories.
-for f in bpf/* user/*/* tools/* dist/*; do
+for f in $(find bpf user tools dist -type f | sort); do
 	base=${f##*/}
 	grep -qxF "$base" <<<"$names" || { [[ $base == *.h ]] && grep -qxF "${base%.h}.c" <<<"$names"; } ||
 		missing+=" $f"

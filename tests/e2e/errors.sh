@@ -277,7 +277,7 @@ check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 # config is larger (layouts grow values at their end), so it is read by
 # the beginning every layout shares.
 # This build's layout: the last definition (the first is the fixture's).
-LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/tb_abi.h")
+LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/abi/tb_abi.h")
 pins=/sys/fs/bpf/tbctl/$DEV_R
 check "attach again" tb attach dev "$DEV_R"
 read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"

@@ -21,7 +21,7 @@
 setup
 
 # This build's layout: the last definition (the first is the fixture's).
-LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/tb_abi.h")
+LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/abi/tb_abi.h")
 PINS=/sys/fs/bpf/tbctl/$DEV_R
 SECS=4
 RATE=1000000    # bytes/s: 8mbit
@@ -52,7 +52,7 @@ pins_here() {
 # The pins are this tree's maps (the fixture's are the same), no others.
 only_this_layout() {
 	[[ "$(pins_here)" == "$(awk -F'[(,]' '/^#define TB_MAPS\(X\)/ { on = 1; next } on && $1 == "\tX" { print $2 } on && !/\\$/ { on = 0 }' \
-		"$ROOT/bpf/tb_abi.h" | sort | xargs)" ]]
+		"$ROOT/bpf/abi/tb_abi.h" | sort | xargs)" ]]
 }
 consistent() { on_pins && nothing_aside; }
 

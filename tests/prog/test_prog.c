@@ -15,8 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/clock.h"
-#include "bucket.h"
-#include "match.h"
+#include "logic/bucket.h"
+#include "logic/match.h"
 #include "lib/hook.h"
 #include "tb.skel.h"
 #include "lib/ruleset.h"
@@ -26,6 +26,8 @@
 #include "lib/upgrade.h"
 #include "../packets.h"
 #include "../check.h"
+#include "logic/counters.h"
+#include "logic/hash.h"
 
 static struct tb *skel;
 static struct ruleset *rs;
@@ -1257,7 +1259,7 @@ static void run_datagram(int fd, struct frame *f, __u16 id, __u16 sport, __u16 d
 
 /* A fragment after the first carries no ports: it is charged to the
  * rule of its datagram, whose first fragment's ports the datapath keeps
- * (bpf/fragment.h), on either hook. One whose first was not seen is
+ * (bpf/stages/fragment.h), on either hook. One whose first was not seen is
  * dropped where a port rule could take it, and counted; where only a
  * protocol rule could, charged to that rule. Fragments of two datagrams
  * with one identification but two sources stay apart. */

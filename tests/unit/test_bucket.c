@@ -3,8 +3,10 @@
  * by a virtual clock: the precision rules of the seed notes, the b + r*T
  * bound as a property, and the extremes of range. */
 #include <stdlib.h>
-#include "charge.h"
+#include "logic/charge.h"
 #include "../check.h"
+#include "logic/tuning.h"
+#include "logic/counters.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL

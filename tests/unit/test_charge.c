@@ -3,10 +3,11 @@
  * mark, shape's departure spacing and horizon, and aggregates larger
  * than the burst, all on a virtual clock. */
 #include <stdlib.h>
-#include "charge.h"
-#include "ecn.h"
+#include "logic/charge.h"
+#include "logic/ecn.h"
 #include "../packets.h"
 #include "../check.h"
+#include "logic/tuning.h"
 
 #define US 1000ULL
 #define MS 1000000ULL

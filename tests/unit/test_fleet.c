@@ -2,7 +2,7 @@
 /* fleet_credit.h and the agent's sizing on the host: a key's static
  * share on a virtual clock, credit spent and taken back, and how much
  * credit the agent asks for. */
-#include "fleet_credit.h"
+#include "logic/fleet_credit.h"
 #include "fleet/agent.h"
 #include "../check.h"
 

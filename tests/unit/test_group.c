@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* group.h: the keys of per-/LEN buckets, at every length, on the host. */
-#include "group.h"
+#include "logic/group.h"
 #include "../addrs.h"
 #include "../check.h"
 

@@ -3,8 +3,9 @@
  * trip, the answers that teach it (a retransmission, a CWR), the answers
  * that do not (too soon, a timeout, another segment), forgetting, and
  * tb_decide with the signal off while the round trip is long. */
-#include "charge.h"
+#include "logic/charge.h"
 #include "../check.h"
+#include "logic/tuning.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL

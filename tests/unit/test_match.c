@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* match.h: which rule with a match a packet takes, and the keys of its
  * buckets, on the host. */
-#include "match.h"
+#include "logic/match.h"
 #include "../addrs.h"
 #include "../check.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* parse.h on crafted frames, on the host. */
-#include "parse.h"
+#include "logic/parse.h"
 #include "../packets.h"
 #include "../check.h"
 

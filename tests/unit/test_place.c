@@ -4,8 +4,9 @@
  * of layout 12 spread under it as random ones do. */
 #include <arpa/inet.h>
 #include <stdlib.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 #include "../check.h"
+#include "logic/hash.h"
 
 #define SHIFT 10        /* the smallest table: 1024 sets, one a lock stripe */
 

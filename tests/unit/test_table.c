@@ -27,10 +27,11 @@ static void after_load(const volatile void *at);
 		v_;                                                     \
 	})
 #define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
-#include "credit.h"
-#include "table.h"
+#include "logic/credit.h"
+#include "logic/table.h"
 #include "lib/hook.h"
 #include "../check.h"
+#include "logic/counters.h"
 
 /* A key store of the watched way must come after its bucket's step: the
  * bucket already as given, or its credit already taken. */

@@ -19,6 +19,7 @@
 #include "cli/tbctl.h"
 #include "lib/upgrade.h"
 #include "view/rule_text.h"
+#include "logic/sizing.h"
 
 #define MAX_ADDRS_MIN 1024
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "group.h"
+#include "logic/group.h"
 #include "view/output.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"

@@ -8,7 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/clock.h"
-#include "bucket.h"
+#include "logic/bucket.h"
 #include "tb.skel.h"
 #include "lib/heap.h"
 #include "lib/ctlprog.h"

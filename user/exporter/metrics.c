@@ -26,6 +26,7 @@
 #include "view/counters.h"
 #include "view/fleet_state.h"
 #include "view/prom.h"
+#include "logic/counters.h"
 
 #define MAX_DEVS 256
 

@@ -4,7 +4,7 @@
 #ifndef TB_AGENT_STATE_H
 #define TB_AGENT_STATE_H
 
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* "running", "stalled" (no heartbeat for 2 s), "gone (killed)",
  * "stopped" or "never run". */

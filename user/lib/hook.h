@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* One of tbctl's programs found on a device: its mode and id. */
 struct hooked {
@@ -41,7 +41,7 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
 __u32 prog_id(int fd);
 /* Whether the datapath's lock-free protocols hold on machine (uname -m):
  * they rest on stores becoming visible, and loads being made, in program
- * order, as x86 makes them (bpf/table.h); tbctl's programs use no
+ * order, as x86 makes them (bpf/logic/table.h); tbctl's programs use no
  * load-acquire or store-release, which other machines would need. */
 bool hook_order_holds(const char *machine);
 /* Whether program prog_id uses map fd. */

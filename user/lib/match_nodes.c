@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "match.h"
+#include "logic/match.h"
 #include "lib/match_nodes.h"
 
 bool has_match(const struct tb_rule *r)

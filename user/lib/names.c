@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include "lib/names.h"
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress", NULL };
 const char *const key_names[] = { "src", "dst", NULL };

@@ -5,9 +5,10 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bucket.h"
+#include "logic/bucket.h"
 #include "lib/pending.h"
 #include "lib/tables.h"
+#include "logic/counters.h"
 
 static int addr_cmp(const void *x, const void *y)
 {

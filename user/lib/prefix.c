@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "group.h"
+#include "logic/group.h"
 #include "lib/prefix.h"
 
 static void clear_host_bits(__u8 *addr, int bytes, int len, bool *changed)

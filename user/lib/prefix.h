@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* What names a rule: an IPv4 or IPv6 prefix, or family 0 for "default",
  * and the protocol and ports it matches (all zero: any). */

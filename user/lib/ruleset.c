@@ -8,10 +8,11 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bucket.h"
-#include "match.h"
+#include "logic/bucket.h"
+#include "logic/match.h"
 #include "lib/match_nodes.h"
 #include "lib/ruleset.h"
+#include "logic/counters.h"
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p)
 {

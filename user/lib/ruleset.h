@@ -3,7 +3,7 @@
 #define TB_RULESET_H
 
 #include <stddef.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 #include "lib/prefix.h"
 #include "lib/state.h"
 

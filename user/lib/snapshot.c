@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "match.h"
+#include "logic/match.h"
 #include "lib/snapshot.h"
 #include "lib/pending.h"
 #include "lib/tables.h"

@@ -24,6 +24,7 @@
 #include "lib/state.h"
 #include "lib/tables.h"
 #include "tb.skel.h"
+#include "logic/sizing.h"
 
 #define TB_MAP_NAME(name, type, key, value, written) #name,
 const char *const tb_map_names[] = { TB_MAPS(TB_MAP_NAME) };

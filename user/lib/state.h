@@ -5,8 +5,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "tb_abi.h"
-#include "table.h"
+#include "abi/tb_abi.h"
+#include "logic/table.h"
 
 /* File descriptors of the datapath's maps, from a skeleton or from pins. */
 #define TB_MAP_FD(name, type, key, value, written) int name;
@@ -37,7 +37,7 @@ struct tb;
 extern const char *const tb_map_names[];
 extern const int tb_map_count;
 
-/* The policing maps of any object built on bpf/maps.h, by name. */
+/* The policing maps of any object built on bpf/stages/maps.h, by name. */
 void maps_from_obj(struct bpf_object *obj, struct tb_maps *m);
 /* tbctl's own object's: by the skeleton, since during an upgrade maps
  * bound to older ones bear their names (bpf_map__reuse_fd). */

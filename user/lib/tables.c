@@ -5,8 +5,10 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bucket.h"
+#include "logic/bucket.h"
 #include "lib/tables.h"
+#include "logic/counters.h"
+#include "logic/hash.h"
 
 /* A zeroed buffer with one struct tb_stats per possible CPU. */
 static struct tb_stats *percpu_stats(int *ncpu)

@@ -13,7 +13,7 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out);
  * level is kept in the rule's other unit (the next charge refills it). */
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
 /* Whether bucket b, at now, has learnt a long round trip, and so sends
- * no early signal (bpf/hold.h). */
+ * no early signal (bpf/logic/hold.h). */
 bool bucket_long_rtt(const struct tb_bucket *b, __u64 now);
 /* owed[] has 2^state_owed_shift slots: one per tracked address, rounded
  * up to a power of two, and at least one per lock stripe (tb_abi.h). */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 #include "lib/units.h"
 
 struct scale {

@@ -5,7 +5,7 @@
 
 #include <json-c/json.h>
 #include "lib/state.h"
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* Its tokens, in its rule's unit, and for a fleet rule what the fleet
  * key holds here: addr's (NULL: the rule's shared key). */

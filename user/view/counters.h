@@ -6,7 +6,7 @@
 #define TB_COUNTERS_H
 
 #include <stddef.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 struct counter_field {
 	const char *name;

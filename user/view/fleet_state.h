@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 #include <json-c/json.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* As status's object "fleet", added to o. */
 void fleet_state_json(const struct tb_fleet_state *fs, struct json_object *o);

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 /* A rule's words after its prefix: exact (save) or in the units a
  * person reads (rule list). */

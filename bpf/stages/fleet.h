@@ -10,8 +10,8 @@
 #ifndef TB_FLEET_H
 #define TB_FLEET_H
 
-#include "fleet_credit.h"
-#include "total.h"
+#include "logic/fleet_credit.h"
+#include "stages/total.h"
 
 /* Undo the charge of a packet to shared bucket slot (tb_refund_bucket). */
 static __always_inline void tb_refund_shared(__u32 slot, const struct tb_rule *rule, const struct tb_terms *t,

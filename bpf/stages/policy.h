@@ -6,10 +6,11 @@
 #ifndef TB_POLICY_H
 #define TB_POLICY_H
 
-#include "caches.h"
-#include "migrate.h"
-#include "fleet.h"
-#include "fragment.h"
+#include "stages/caches.h"
+#include "stages/migrate.h"
+#include "stages/fleet.h"
+#include "stages/fragment.h"
+#include "logic/counters.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
  * per client) instead of the source. */

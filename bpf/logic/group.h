@@ -15,7 +15,7 @@
 #ifndef TB_GROUP_H
 #define TB_GROUP_H
 
-#include "tb_abi.h"
+#include "abi/tb_abi.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))

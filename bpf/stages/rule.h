@@ -3,13 +3,15 @@
 #ifndef TB_RULE_H
 #define TB_RULE_H
 
-#include "maps.h"
-#include "charge.h"
-#include "group.h"
-#include "match.h"
-#include "parse.h"
-#include "place.h"
-#include "table.h"
+#include "stages/maps.h"
+#include "logic/charge.h"
+#include "logic/group.h"
+#include "logic/match.h"
+#include "logic/parse.h"
+#include "stages/place.h"
+#include "logic/table.h"
+#include "logic/tuning.h"
+#include "logic/hash.h"
 
 /* A rules[] slot not resolved yet (tb_resolve). */
 #define TB_UNRESOLVED 0xffffffffu

@@ -10,7 +10,9 @@
 #ifndef TB_BUCKET_H
 #define TB_BUCKET_H
 
-#include "hold.h"
+#include "logic/hold.h"
+#include "logic/tuning.h"
+#include "logic/counters.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))

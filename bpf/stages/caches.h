@@ -5,8 +5,9 @@
 #ifndef TB_CACHES_H
 #define TB_CACHES_H
 
-#include "place.h"
-#include "rule.h"
+#include "stages/place.h"
+#include "stages/rule.h"
+#include "logic/counters.h"
 
 /* Add a slot's pending counts, made under reset epoch epoch, to its
  * address's bucket, under the lock the locked path counts under, and

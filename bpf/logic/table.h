@@ -15,7 +15,8 @@
 #ifndef TB_TABLE_H
 #define TB_TABLE_H
 
-#include "bucket.h"
+#include "logic/bucket.h"
+#include "logic/counters.h"
 
 #ifndef barrier
 #define barrier() asm volatile("" ::: "memory")

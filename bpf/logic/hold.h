@@ -34,8 +34,9 @@
 #ifndef TB_HOLD_H
 #define TB_HOLD_H
 
-#include "tb_abi.h"
-#include "branchless.h"
+#include "abi/tb_abi.h"
+#include "logic/branchless.h"
+#include "logic/tuning.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))

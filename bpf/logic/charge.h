@@ -6,7 +6,8 @@
 #ifndef TB_CHARGE_H
 #define TB_CHARGE_H
 
-#include "bucket.h"
+#include "logic/bucket.h"
+#include "logic/tuning.h"
 
 enum tb_outcome {
 	TB_FIT,         /* passed; tokens taken */

@@ -5,7 +5,7 @@
 #ifndef TB_ECN_H
 #define TB_ECN_H
 
-#include "parse.h"
+#include "logic/parse.h"
 
 /* One's-complement sum of two 16-bit quantities with the carry folded in. */
 static __always_inline __u16 tb_csum16_add(__u16 a, __u16 b)

@@ -4,7 +4,8 @@
 #ifndef TB_ACCOUNT_H
 #define TB_ACCOUNT_H
 
-#include "credit.h"
+#include "logic/credit.h"
+#include "logic/counters.h"
 
 enum tb_verdict {
 	TB_PASS,

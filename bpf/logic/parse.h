@@ -9,8 +9,8 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include "match.h"
-#include "hold.h"
+#include "logic/match.h"
+#include "logic/hold.h"
 
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))

@@ -9,7 +9,9 @@
 #ifndef TB_MIGRATE_H
 #define TB_MIGRATE_H
 
-#include "place.h"
+#include "stages/place.h"
+#include "logic/counters.h"
+#include "logic/hash.h"
 
 static __always_inline int tb_moved(const struct tb_bucket *ob)
 {

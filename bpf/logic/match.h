@@ -12,7 +12,8 @@
 #ifndef TB_MATCH_H
 #define TB_MATCH_H
 
-#include "group.h"
+#include "logic/group.h"
+#include "logic/hash.h"
 
 #define TB_L4_PORTS (1ULL << 8)
 #define TB_L4_UNKNOWN (1ULL << 9)

@@ -5,9 +5,11 @@
 #ifndef TB_PLACE_H
 #define TB_PLACE_H
 
-#include "charge.h"
-#include "maps.h"
-#include "table.h"
+#include "logic/charge.h"
+#include "stages/maps.h"
+#include "logic/table.h"
+#include "logic/counters.h"
+#include "logic/hash.h"
 
 #define TB_LOCK_SHIFT 10
 _Static_assert((1 << TB_LOCK_SHIFT) == TB_LOCK_STRIPES, "stripe count");

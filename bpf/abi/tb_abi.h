@@ -84,28 +84,6 @@ struct tb_rate {
 	__u32 owed_mul;
 };
 
-/* The early signal starts when the level falls below 1/TB_EARLY_DIV of the
- * burst, and reaches probability PMAX / 2^32 at an empty bucket: 1 for
- * drop, 1/8 for mark. A lower ceiling let drop starve a long flow; a
- * higher one marked ECN flows down to their minimum window
- * (docs/tcp.md has the figures). After a signal (or a tail drop) the
- * next waits until the level has fallen 1/2^TB_EARLY_HOLD_SHIFT of the
- * burst below its highest point since: the sender needs a round trip to
- * react and then sends below the rate, so the level rises, and
- * signalling on meanwhile cuts one flow again and again. */
-#define TB_EARLY_DIV 2
-#define TB_EARLY_HOLD_SHIFT 4
-#define TB_EARLY_PMAX_DROP 0xffffffffULL
-#define TB_EARLY_PMAX_MARK 0x20000000ULL
-/* Action mark marks ECN-capable packets in the upper part of the early
- * range only, down to 1/2^TB_MARK_DROP_SHIFT of it, and drops them below
- * (charge.h, tb_mark_spent): at RTT ~ 0 that nearly halved retransmits
- * (docs/tcp.md). */
-#define TB_MARK_DROP_SHIFT 1
-/* A bucket above its early range sets 1/2^TB_CREDIT_SHIFT of its burst
- * aside as credit (bucket.h, tb_credit_fits), from which packets are
- * admitted with one compare-and-swap instead of the lock (credit.h). */
-#define TB_CREDIT_SHIFT 6
 
 /* A rule's protocol and port match; all zero for a rule that matches
  * addresses only. The ports exist for TB_MATCH_PORT_PROTO protocols. */
@@ -185,35 +163,6 @@ struct tb_counters {
 	TB_COUNTERS(TB_U64_FIELD)
 };
 
-/* Always inlined: the datapath adds counters under a spin lock, where
- * 6.1's verifier allows no call. */
-static inline __attribute__((always_inline)) void tb_counters_add(struct tb_counters *to,
-								  const struct tb_counters *c)
-{
-	to->passed_packets += c->passed_packets;
-	to->passed_bytes += c->passed_bytes;
-	to->dropped_packets += c->dropped_packets;
-	to->dropped_bytes += c->dropped_bytes;
-	to->monitored_packets += c->monitored_packets;
-	to->monitored_bytes += c->monitored_bytes;
-}
-
-/* Count a packet of pkts segments and len bytes as passed, as monitored
- * (over the limit, passed by a monitor rule) or as dropped. */
-static inline __attribute__((always_inline)) void tb_counters_count(struct tb_counters *c, int passed,
-								    int monitor, __u64 len, __u32 pkts)
-{
-	if (passed) {
-		c->passed_packets += pkts;
-		c->passed_bytes += len;
-	} else if (monitor) {
-		c->monitored_packets += pkts;
-		c->monitored_bytes += len;
-	} else {
-		c->dropped_packets += pkts;
-		c->dropped_bytes += len;
-	}
-}
 
 /* A per-address bucket: the value of a way of the table (struct tb_set). */
 struct tb_bucket {
@@ -263,35 +212,11 @@ struct tb_bucket {
 _Static_assert(TB_MAX_RULES <= TB_RULE_INDEX + 1, "a rule index fits struct tb_bucket.rule");
 _Static_assert(sizeof(struct tb_bucket) == 104, "the bucket layout 12's program shares");
 
-/* The rules[] index bucket b cached. */
-static inline __attribute__((always_inline)) __u16 tb_cached_rule(const struct tb_bucket *b)
-{
-	return b->rule & TB_RULE_INDEX;
-}
 
 #define TB_CREDIT_COUNT_MAX 0xffffffULL
 #define TB_CREDIT_TAG_SHIFT 56
 #define TB_CREDIT_UNSPENT_MAX 0xffffffffULL
 
-/* The unspent units of credit word w. */
-static inline __attribute__((always_inline)) __u64 tb_credit_unspent(__u64 w)
-{
-	return w & TB_CREDIT_UNSPENT_MAX;
-}
-
-/* What the credit word w of bucket b admitted that its counters do not
- * hold yet: added to them when the credit is taken back, and by tbctl
- * when it reads them. tbctl's copy, taken without the lock, may pair a
- * word with a later grant: that counts nothing rather than wrapping. */
-static inline __attribute__((always_inline)) void tb_credit_counted(const struct tb_bucket *b,
-								    __u64 w, struct tb_counters *c)
-{
-	__u64 unspent = tb_credit_unspent(w), other = w >> 32 & TB_CREDIT_COUNT_MAX;
-	__u64 units = b->credit_granted && b->credit_from > unspent ? b->credit_from - unspent : 0;
-
-	c->passed_packets += b->cost == TB_COST_PACKETS ? units : other;
-	c->passed_bytes += b->cost == TB_COST_PACKETS ? other : units;
-}
 
 /* What an upgrade moves from an older layout's shared bucket into this
  * one's: the level, the cached rule and the counters. */
@@ -345,25 +270,6 @@ struct tb_set {
 	struct tb_bucket b[TB_WAYS];
 };
 
-/* The table for max_addrs addresses: 2^shift sets (at least one a lock
- * stripe) of ways ways, together at least max_addrs. */
-static inline __u8 tb_table_shift(__u32 max_addrs)
-{
-	__u8 shift = TB_TABLE_MIN_SHIFT;
-
-	while (((__u64)TB_WAYS << shift) < max_addrs)
-		shift++;
-	return shift;
-}
-
-static inline __u8 tb_table_ways(__u32 max_addrs)
-{
-	__u8 ways = 1;
-
-	while (ways < TB_WAYS && ((__u64)ways << TB_TABLE_MIN_SHIFT) < max_addrs)
-		ways <<= 1;
-	return ways;
-}
 
 /* dropcache value, per CPU: the over-limit packets of one address that a
  * CPU dropped (or, under a monitor rule, passed) without the bucket's
@@ -414,72 +320,6 @@ struct tb_denyslot {
 	 * map shared with an older program during an upgrade changes. */
 	__u16 drop_epoch;
 };
-
-/* A keyed mix of the whole address: every bit of it moves the top bits,
- * so addresses that differ in a pattern spread (folding the words by XOR
- * would put all of 2001:db8:0:N::N in one place), under a key drawn at
- * attach (tb_config.slot_seed). Not a PRF: for IPv4 the key only adds a
- * constant. It places what a collision only slows: the per-CPU caches'
- * slots (and, in layout 12's pins, the table; tb_place_hash). */
-static inline __u64 tb_addr_mix(const struct tb_addr *a, __u64 key)
-{
-	const __u64 *k = (const __u64 *)a;
-	__u64 x = (k[0] ^ key) * 0x9E3779B97F4A7C15ULL;
-
-	return (x ^ (x >> 32) ^ k[1]) * 0xC2B2AE3D27D4EB4FULL;
-}
-
-/* The slot of an address in dropcache and denycache under seed. Where
- * two flooding addresses shared one, each drop flushed the other's counts
- * into its bucket, under the lock. Only the datapath needs it: tbctl
- * finds cached counts by address. */
-static inline __u32 tb_dropcache_slot(const struct tb_addr *a, __u32 seed)
-{
-	return tb_addr_mix(a, seed) >> 56 & (TB_DROPCACHE_SLOTS - 1);
-}
-
-static inline __attribute__((always_inline)) __u64 tb_rotl(__u64 x, int b)
-{
-	return x << b | x >> (64 - b);
-}
-
-#define TB_SIPROUND(v0, v1, v2, v3)                                     \
-	do {                                                            \
-		v0 += v1; v1 = tb_rotl(v1, 13); v1 ^= v0;               \
-		v0 = tb_rotl(v0, 32);                                   \
-		v2 += v3; v3 = tb_rotl(v3, 16); v3 ^= v2;               \
-		v0 += v3; v3 = tb_rotl(v3, 21); v3 ^= v0;               \
-		v2 += v1; v1 = tb_rotl(v1, 17); v1 ^= v2;               \
-		v2 = tb_rotl(v2, 32);                                   \
-	} while (0)
-
-/* SipHash-1-3 of an address (16 bytes, as two little-endian words) under
- * a 128-bit key: a keyed PRF, as the kernel's hsiphash on 64-bit
- * machines, so that without the key no sender can tell which addresses
- * share a set, a lock stripe or an owed[] slot. It costs more than the
- * rest of a lookup (docs/design.md), which is why the datapath keeps
- * each CPU's latest result per cache slot (placecache). */
-static inline __attribute__((always_inline)) __u64 tb_siphash13(const struct tb_addr *a, const __u64 key[2])
-{
-	const __u64 *m = (const __u64 *)a, b = 16ULL << 56;
-	__u64 v0 = key[0] ^ 0x736f6d6570736575ULL, v1 = key[1] ^ 0x646f72616e646f6dULL;
-	__u64 v2 = key[0] ^ 0x6c7967656e657261ULL, v3 = key[1] ^ 0x7465646279746573ULL;
-
-	v3 ^= m[0];
-	TB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= m[0];
-	v3 ^= m[1];
-	TB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= m[1];
-	v3 ^= b;
-	TB_SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	TB_SIPROUND(v0, v1, v2, v3);
-	TB_SIPROUND(v0, v1, v2, v3);
-	TB_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
 
 /* How pins place an address's table set, lock stripe and owed[] slot
  * (tb_config.place). A table placed otherwise than a fresh attach places
@@ -698,7 +538,7 @@ struct tb_fleet_state {
 };
 
 /* The phases of an upgrade that moves the per-address table into a new
- * one (user/upgrade.c, bpf/migrate.h), each entered once the one before
+ * one (user/upgrade.c, bpf/stages/migrate.h), each entered once the one before
  * has settled. */
 enum tb_take_over {
 	TB_TAKE_NONE = 0,
@@ -714,22 +554,6 @@ enum tb_take_over {
 	TB_TAKE_OVER = 3,
 };
 
-/* The 32-bit hash whose top bits pick an address's table set, lock
- * stripe and owed[] slot, placed as place says. */
-static inline __attribute__((always_inline)) __u32 tb_place_hash_as(const struct tb_config *cfg, __u8 place,
-								    const struct tb_addr *a)
-{
-	if (place == TB_PLACE_SIPHASH)
-		return tb_siphash13(a, cfg->place_key) >> 32;
-	return tb_addr_mix(a, (__u64)cfg->slot_seed << 32 ^ 0x243F6A8885A308D3ULL) >> 32;
-}
-
-static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb_config *cfg,
-								 const struct tb_addr *a)
-{
-	return tb_place_hash_as(cfg, cfg->place, a);
-}
-
 /* The layout of every map and value here. Any change to them bumps it:
  * tbctl refuses pins of a newer layout, and attach upgrades those of the
  * layout before (user/upgrade.c); older pins it refuses, naming what to
@@ -739,7 +563,7 @@ static inline __attribute__((always_inline)) __u32 tb_place_hash(const struct tb
  * only reads (config, rules, prefixes) may grow: attach copies it into a
  * new map before swapping the program. Shared buckets and the global
  * counters may grow too: they are merged once the swap has settled
- * (bpf/migrate.h). The other maps the datapath writes (the table, locks,
+ * (bpf/stages/migrate.h). The other maps the datapath writes (the table, locks,
  * the caches, owed) keep their layout: during the swap both programs
  * share them. NEWS says what each layout changed.
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
@@ -819,7 +643,7 @@ struct tb_reset_req {
  * it holds instead of copying it, or refuses; see TB_LAYOUT). tbctl's
  * struct tb_maps, its pin names, its layout check and its upgrades are
  * all made from it (user/state.h, user/state.c,
- * user/upgrade.c); bpf/maps.h declares the same maps. */
+ * user/upgrade.c); bpf/stages/maps.h declares the same maps. */
 #define TB_MAPS(X)                                                                  \
 	X(buckets, BPF_MAP_TYPE_ARRAY, __u32, struct tb_set, 1)                     \
 	X(rules, BPF_MAP_TYPE_ARRAY, __u32, struct tb_rule, 0)                      \

@@ -6,7 +6,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "charge.h"
+#include "logic/charge.h"
 
 /* Per-address buckets: the table's sets (tb_abi.h, table.h). A flood of
  * new source addresses takes the ways of buckets that saw one packet, or
@@ -192,7 +192,7 @@ struct {
 	__type(value, __u64);
 } owed SEC(".maps");
 
-/* Upgrades (user/upgrade.c, bpf/migrate.h). None is pinned. */
+/* Upgrades (user/upgrade.c, bpf/stages/migrate.h). None is pinned. */
 
 /* The older table at [0] while an upgrade moves the table (enum
  * tb_take_over); empty otherwise. An outer map, so tbctl can drop the

@@ -13,9 +13,10 @@
 #ifndef TB_TOTAL_H
 #define TB_TOTAL_H
 
-#include "account.h"
-#include "place.h"
-#include "rule.h"
+#include "stages/account.h"
+#include "stages/place.h"
+#include "stages/rule.h"
+#include "logic/counters.h"
 
 /* Undo the charge of a packet to bucket b under rule; the caller holds
  * its lock. Its tokens return and its count moves from passed to

@@ -4,8 +4,9 @@
 #ifndef TB_CREDIT_H
 #define TB_CREDIT_H
 
-#include "charge.h"
-#include "table.h"
+#include "logic/charge.h"
+#include "logic/table.h"
+#include "logic/counters.h"
 
 /* Take the bucket's credit back, counting what it admitted; the caller
  * holds the lock. The unspent part returns to the level (bucket.h,

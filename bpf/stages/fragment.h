@@ -9,8 +9,8 @@
 #ifndef TB_FRAGMENT_H
 #define TB_FRAGMENT_H
 
-#include "maps.h"
-#include "parse.h"
+#include "stages/maps.h"
+#include "logic/parse.h"
 
 /* The datagram of pkt, a fragment, into k: its addresses, from the IP
  * header tb_parse found. 0 where that header is not in [data, data_end),

@@ -9,7 +9,7 @@
 #ifndef TB_FLEET_CREDIT_H
 #define TB_FLEET_CREDIT_H
 
-#include "bucket.h"
+#include "logic/bucket.h"
 
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
