@@ -94,7 +94,9 @@ $(TBCTL): $(TBCTL_OBJ) $(LIB_OBJ)
 $(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c
 
-$(PROG): $(OBJ)/tests/prog/test_prog.o $(LIB_OBJ) | $(BUILD)/tests
+# The program tests: a topic a file, one binary.
+PROG_SRC := $(sort $(wildcard tests/prog/*.c))
+$(PROG): $(PROG_SRC:%.c=$(OBJ)/%.o) $(LIB_OBJ) | $(BUILD)/tests
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct test_case {
@@ -14,7 +15,9 @@ struct test_case {
 	void (*fn)(void);
 };
 
-static int check_failures;
+/* One count for a test binary, however many of its files include this
+ * (weak: the linker keeps one). */
+__attribute__((weak)) int check_failures;
 
 /* CHECK and CHECK_EQ are expressions: true when the check held, so a
  * failed precondition can stop its test (if (!CHECK(...)) return;), as
@@ -68,6 +71,34 @@ static inline int run_tests(const char *suite, const struct test_case *t, int n,
 }
 
 #define TEST_LIST(...) static const struct test_case tests[] = { __VA_ARGS__ }
+/* A binary of several files, a topic each: a file lists its tests with
+ * TOPIC(name, T(...), ...), and main runs every topic's with run_topics. */
+struct test_topic {
+	const struct test_case *cases;
+	int n;
+};
+#define TOPIC(name, ...)                                                                           \
+	static const struct test_case name##_cases[] = { __VA_ARGS__ };                            \
+	const struct test_topic name = { name##_cases, sizeof(name##_cases) / sizeof(name##_cases[0]) }
+
+static inline int run_topics(const char *suite, const struct test_topic *const *topics, int ntopics, int argc,
+			     char **argv)
+{
+	int n = 0, k = 0, rc;
+	struct test_case *all;
+
+	for (int i = 0; i < ntopics; i++)
+		n += topics[i]->n;
+	all = calloc(n ? n : 1, sizeof(*all));
+	if (!all)
+		return 1;
+	for (int i = 0; i < ntopics; i++)
+		for (int j = 0; j < topics[i]->n; j++)
+			all[k++] = topics[i]->cases[j];
+	rc = run_tests(suite, all, n, argc, argv);
+	free(all);
+	return rc;
+}
 #define T(fn) { #fn, fn }
 #define RUN(suite) run_tests(suite, tests, sizeof(tests) / sizeof(tests[0]), argc, argv)
 
