@@ -142,10 +142,13 @@ demo: deps
 	$(MAKE) -j$$(nproc) all
 	tools/demo.sh
 
-# Every benchmark; its figures become docs/performance.md.
+# Every benchmark section, or the one SECTION names (tools/bench.sh lists
+# them, each under 30 minutes): its figures replace the section's in
+# docs/performance/sections/, and docs/performance.md is assembled anew
+# from the latest run of every section.
 bench: deps
 	$(MAKE) -j$$(nproc) all
-	BENCH_DOCS=docs tools/bench.sh
+	BENCH_DOCS=docs tools/bench.sh $(SECTION)
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man
 # page, bash completion, the systemd units and an example configuration.

@@ -1,31 +1,53 @@
 #!/usr/bin/env bash
-# make bench: tbctl's benchmarks side by side with nftables meters and
-# iptables hashlimit, on a private pair of network namespaces.
-#   1-4  tbbench micro: per-packet cost, many addresses, contention, memory
-#   5    the same UDP flood against every limiter (kernel-side generator and
-#        a socket sender), per-source admitted bytes against b + r*T
-#   6    admitted rate per second, tbctl next to nft and hashlimit
-#   7    TCP in steady state through every limiter (tools/tcp_bench.sh),
-#        bursts of 1 s, 250, 100 and 50 ms of rate: RTT ~ 0 on this
-#        kernel, and 100 Mbit/s at 20 and 80 ms; RTT 0, 20 and 80 ms,
-#        police and shape in Debian's (VM), and 20 and 80 ms half each way
-#   8    the control plane (tools/control_bench.sh): a 10,000-rule batch,
-#        show with 65,536 addresses just after a rule change, checking a
-#        100,000-line batch, -j show of 1M addresses (time and memory)
-#   9    fleet caps (tools/fleet_bench.sh): four hosts on one redis-server,
-#        a move between hosts, the agent at 10,000 and 100,000 busy keys,
-#        64 simulated hosts on one server and on a cluster, the anchors
-# Writes $BENCH_OUT (default bench-results/): stamp.json (what ran where),
-# results.json, results.md, tcp.jsonl, tcp.md and PNG charts; then
-# tools/perf_doc.sh writes performance.md from them into $BENCH_DOCS
-# (make bench: docs/; by default $BENCH_OUT). BENCH_SMOKE=1 runs every
-# section for a moment (make test), section 7 on this kernel only.
+# make bench: tbctl's benchmarks, side by side with nftables meters,
+# iptables hashlimit, tc police and tbf, on private network namespaces,
+# in sections that each run alone in under 30 minutes:
+#   micro         tbbench micro: per-packet cost, many addresses,
+#                 contention, memory
+#   control       the control plane (tools/control_bench.sh): a 10,000-rule
+#                 batch, show with 65,536 addresses just after a rule change,
+#                 checking a 100,000-line batch, -j show of 1M addresses
+#   flood         the same UDP flood against every limiter (kernel-side
+#                 generator and a socket sender), per-source admitted bytes
+#                 against b + r*T
+#   accuracy      admitted rate per second, tbctl beside nft and hashlimit
+#   fleet         fleet caps (tools/fleet_bench.sh): four hosts on one
+#                 redis-server, a move between hosts, the agent at 10,000
+#                 and 100,000 busy keys, simulated hosts, the anchors
+#   fleet-vm      a move between hosts in Debian's kernel (VM), with 5 and
+#                 20 ms more to the store
+#   tcp-host-10, tcp-host-100
+#                 TCP in steady state (tools/tcp_bench.sh) on this kernel,
+#                 RTT ~ 0, at 10 and 100 Mbit/s
+#   tcp-host-rtt20, tcp-host-rtt80
+#                 100 Mbit/s at 20 and 80 ms (build/delayline)
+#   tcp-vm-rtt{0,20,80}-{1,4}
+#                 Debian's kernel (VM), police and shape among the limiters,
+#                 one RTT and 1 or 4 flows a section
+#   tcp-vm-half20, tcp-vm-half80
+#                 the VM, the round trip half each way
+# Every TCP section gives each limiter bursts of 1 s, 250, 100 and 50 ms.
+#
+#   tools/bench.sh [SECTION...]       (none: every section, in this order)
+#
+# Each section writes $BENCH_OUT/SECTION/ (default bench-results/): its
+# stamp.json (commit, date, machine, kernels) and its figures. With
+# BENCH_DOCS (make bench: docs) each section that finished replaces its
+# copy in BENCH_DOCS/performance/sections/, and tools/perf_doc.sh then
+# assembles BENCH_DOCS/performance.md from the latest run of every
+# section; else from $BENCH_OUT's. BENCH_SMOKE=1 runs every section for a
+# moment (make test), TCP on this kernel only and the VM's fleet not.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD:-$ROOT/build}
 OUT=${BENCH_OUT:-$ROOT/bench-results}
-DOCS=${BENCH_DOCS:-$OUT}
+DOCS=${BENCH_DOCS:-}
 SMOKE=${BENCH_SMOKE:-0}
+
+SECTIONS=(micro control flood accuracy fleet fleet-vm tcp-host-10 tcp-host-100 tcp-host-rtt20 tcp-host-rtt80
+	tcp-vm-rtt0-1 tcp-vm-rtt0-4 tcp-vm-rtt20-1 tcp-vm-rtt20-4 tcp-vm-rtt80-1 tcp-vm-rtt80-4
+	tcp-vm-half20 tcp-vm-half80)
+SMOKE_SECTIONS=(micro control flood accuracy fleet tcp-host-10)
 
 RATE=62500      # bytes/s per source (500 kbit/s)
 BURST=62500     # bytes; hashlimit refuses a byte burst below one second of rate
@@ -44,41 +66,37 @@ DEV_S=tbbs$$; DEV_R=tbbr$$
 DST=198.19.0.1
 HZ=$(getconf CLK_TCK)
 TBCTL=$B/tbctl
-mkdir -p "$OUT"
 . "$ROOT/tools/netns.bash"
 log() { echo "bench: $*" >&2; }
 
-# What this run measures, and where: the document names it.
-jq -n --arg commit "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
-	--arg dirty "$(git -C "$ROOT" status --porcelain --untracked-files=no -- bpf user tools Makefile 2>/dev/null | head -c 1)" \
-	--arg date "$(date -u '+%Y-%m-%d %H:%M UTC')" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" \
-	--argjson cores "$(nproc)" --argjson mem "$(awk '$1 == "MemTotal:" { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" \
-	--arg kernel "$(uname -r)" --arg distro "$(. /etc/os-release && echo "$PRETTY_NAME")" \
-	--arg vm "$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)" \
-	--arg smoke "$SMOKE" \
-	'{ commit: $commit, dirty: ($dirty != ""), date: $date, cpu: $cpu, cores: $cores, memory_gib: $mem,
-	   kernel: $kernel, distro: $distro, vm_kernel: $vm, smoke: ($smoke == "1") }' >"$OUT/stamp.json"
+# stamp DIR SECTION: what this section measured, and where.
+stamp() {
+	jq -n --arg section "$2" --arg commit "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+		--arg dirty "$(git -C "$ROOT" status --porcelain --untracked-files=no -- bpf user tools Makefile 2>/dev/null | head -c 1)" \
+		--arg date "$(date -u '+%Y-%m-%d %H:%M UTC')" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" \
+		--argjson cores "$(nproc)" --argjson mem "$(awk '$1 == "MemTotal:" { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" \
+		--arg kernel "$(uname -r)" --arg distro "$(. /etc/os-release && echo "$PRETTY_NAME")" \
+		--arg vm "$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|/boot/vmlinuz-||' | sort -V | tail -n 1)" \
+		--arg smoke "$SMOKE" \
+		'{ section: $section, commit: $commit, dirty: ($dirty != ""), date: $date, cpu: $cpu, cores: $cores,
+		   memory_gib: $mem, kernel: $kernel, distro: $distro, vm_kernel: $vm, smoke: ($smoke == "1") }' >"$1/stamp.json"
+}
 
-netns_session
-
-# 1-4: in-kernel micro benchmarks.
-log "micro benchmarks (${MICRO[*]})"
-"$B/tbbench" micro "${MICRO[@]}" >"$tmp/micro.json"
-
-# 8, run early since results.json reports it: the control plane.
-log "control plane"
-: >"$tmp/control.jsonl"
-CONTROL_BENCH_BIG=$([[ $SMOKE == 1 ]] && echo 65536 || echo 1048576) \
-	"$ROOT/tools/control_bench.sh" --out "$tmp/control.jsonl"
-
-# 5-6: on the namespaces; 1024 source addresses 198.18.0.0-198.18.3.255.
-for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
-ip -n $NS_R addr add $DST/15 dev $DEV_R
-# NAPI on the receiving veth, so the generator's frames can land there
-# without an XDP program; and no ARP to compete with the flood.
-in_r ethtool -K $DEV_R gro on >/dev/null
-MAC_R=$(netns_mac $NS_R $DEV_R)
-netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
+# The flood and accuracy sections' namespaces: 1024 source addresses
+# 198.18.0.0-198.18.3.255 on the sender, made once per run.
+floods_ready=0
+floods_setup() {
+	((floods_ready)) && return
+	floods_ready=1
+	netns_session
+	for i in $(seq 0 1023); do echo "addr add 198.18.$((i / 256)).$((i % 256))/15 dev $DEV_S"; done | ip -n $NS_S -batch -
+	ip -n $NS_R addr add $DST/15 dev $DEV_R
+	# NAPI on the receiving veth, so the generator's frames can land there
+	# without an XDP program; and no ARP to compete with the flood.
+	in_r ethtool -K $DEV_R gro on >/dev/null
+	MAC_R=$(netns_mac $NS_R $DEV_R)
+	netns_neigh $NS_S $DEV_S $NS_R $DEV_R $DST
+}
 
 limiter_on() {
 	case $1 in
@@ -168,226 +186,159 @@ run_case() {
 	}' "$tmp/recv"
 }
 
-: >"$tmp/flood.jsonl"
-for lim in "${LIMITERS[@]}"; do
-	limiter_on "$lim"
-	for drv in "${DRIVERS[@]}"; do
-		for size in "${SIZES[@]}"; do
-			for n in "${SOURCES[@]}"; do
-				log "flood: $lim, $drv, $size-byte frames, $n sources"
-				run_case "$lim" "$drv" "$size" "$n" $FLOOD_S >>"$tmp/flood.jsonl"
+section_micro() {
+	log "micro benchmarks (${MICRO[*]})"
+	"$B/tbbench" micro "${MICRO[@]}" >"$1/micro.json"
+}
+
+section_control() {
+	log "control plane"
+	: >"$1/control.jsonl"
+	CONTROL_BENCH_BIG=$([[ $SMOKE == 1 ]] && echo 65536 || echo 1048576) \
+		"$ROOT/tools/control_bench.sh" --out "$1/control.jsonl"
+}
+
+section_flood() {
+	floods_setup
+	jq -n --argjson r $RATE --argjson b $BURST '{ rate_bytes_per_sec: $r, burst_bytes: $b }' >"$1/limits.json"
+	: >"$1/flood.jsonl"
+	for lim in "${LIMITERS[@]}"; do
+		limiter_on "$lim"
+		for drv in "${DRIVERS[@]}"; do
+			for size in "${SIZES[@]}"; do
+				for n in "${SOURCES[@]}"; do
+					log "flood: $lim, $drv, $size-byte frames, $n sources"
+					run_case "$lim" "$drv" "$size" "$n" $FLOOD_S >>"$1/flood.jsonl"
+				done
 			done
 		done
+		limiter_off "$lim"
 	done
-	limiter_off "$lim"
-done
+	jq -r 'select(.driver == "gen") | "\(.limiter)-\(.frame_bytes)B-\(.sources)src \(.handled_pps) \(.softirq_ns_per_packet)"' \
+		"$1/flood.jsonl" >"$tmp/flood.dat"
+	gnuplot <<-EOF
+	set terminal pngcairo size 1200,600
+	set output "$1/flood.png"
+	set multiplot layout 1,2 title "Same flood, kernel-side generator"
+	set style data histograms
+	set style fill solid 0.8
+	set xtics rotate by -45 font ",8"
+	set title "packets/s handled by the receiver"
+	plot "$tmp/flood.dat" using 2:xtic(1) notitle
+	set title "softirq ns per packet"
+	plot "$tmp/flood.dat" using 3:xtic(1) notitle lc rgb "#cc4444"
+	unset multiplot
+	EOF
+}
 
-# 6: four sources of 1400-byte frames, admitted bytes per interval.
-: >"$tmp/accuracy.jsonl"
-for lim in tbctl-xdp nft hashlimit; do
-	limiter_on "$lim"
-	log "accuracy over time: $lim"
-	run_case "$lim" gen 1400 4 $ACC_S $ACC_EVERY >/dev/null
-	awk -v lim="$lim" -v every=$ACC_EVERY '$1 == "@" {
-		printf "{\"limiter\":\"%s\",\"t\":%.3f,\"source\":\"%s\",\"bytes_per_sec\":%.0f}\n", lim, $2, $3, $4 * 1400 / every
-	}' "$tmp/recv" >>"$tmp/accuracy.jsonl"
-	limiter_off "$lim"
-done
+# Four sources of 1400-byte frames, admitted bytes per interval.
+section_accuracy() {
+	floods_setup
+	: >"$1/accuracy.jsonl"
+	for lim in tbctl-xdp nft hashlimit; do
+		limiter_on "$lim"
+		log "accuracy over time: $lim"
+		run_case "$lim" gen 1400 4 $ACC_S $ACC_EVERY >/dev/null
+		awk -v lim="$lim" -v every=$ACC_EVERY '$1 == "@" {
+			printf "{\"limiter\":\"%s\",\"t\":%.3f,\"source\":\"%s\",\"bytes_per_sec\":%.0f}\n", lim, $2, $3, $4 * 1400 / every
+		}' "$tmp/recv" >>"$1/accuracy.jsonl"
+		limiter_off "$lim"
+	done
+	jq -r '"\(.limiter) \(.t) \(.bytes_per_sec)"' "$1/accuracy.jsonl" |
+		awk '{ s[$1" "$2] += $3; c[$1" "$2]++ } END { for (k in s) print k, s[k] / c[k] * 8 / 1e6 }' |
+		sort -k1,1 -k2,2n >"$tmp/acc.dat"
+	for lim in tbctl-xdp nft hashlimit; do awk -v l=$lim '$1 == l { print $2, $3 }' "$tmp/acc.dat" >"$tmp/acc-$lim.dat"; done
+	gnuplot <<-EOF
+	set output "$1/accuracy.png"
+	set terminal pngcairo size 900,500
+	set title "Admitted rate per source over time (mean of 4 sources; cap $((RATE * 8 / 1000)) kbit/s)"
+	set xlabel "seconds since the receiver started (traffic from 0.5 s)"
+	set ylabel "Mbit/s"
+	set key top right
+	set style data linespoints
+	plot "$tmp/acc-tbctl-xdp.dat" title "tbctl xdp", "$tmp/acc-nft.dat" title "nft meter", \
+	     "$tmp/acc-hashlimit.dat" title "hashlimit", $((RATE * 8)) / 1e6 title "configured" with lines dt 2
+	EOF
+}
 
-# 9: fleet caps (tools/fleet_bench.sh), on namespaces of its own.
-log "fleet caps"
-: >"$tmp/fleet.jsonl"
-FLEET_BENCH_SMOKE=$SMOKE "$ROOT/tools/fleet_bench.sh" --out "$tmp/fleet.jsonl"
-if [[ $SMOKE != 1 ]]; then
+section_fleet() {
+	log "fleet caps"
+	: >"$1/fleet.jsonl"
+	FLEET_BENCH_SMOKE=$SMOKE "$ROOT/tools/fleet_bench.sh" --out "$1/fleet.jsonl"
+}
+
+section_fleet_vm() {
 	log "fleet caps in Debian's kernel (VM): a move with 5 and 20 ms more to the store"
-	"$ROOT/tests/vm/run" --timeout 1200 -- env FLEET_BENCH_DELAYS="5 20" "$ROOT/tools/fleet_bench.sh" |
-		tr -d '\r' | grep --line-buffered '^{"section"' >>"$tmp/fleet.jsonl"
-fi
+	"$ROOT/tests/vm/run" --timeout 1500 -- env FLEET_BENCH_DELAYS="5 20" "$ROOT/tools/fleet_bench.sh" |
+		tr -d '\r' | grep --line-buffered '^{"section"' >"$1/fleet.jsonl"
+}
 
-jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" --slurpfile control "$tmp/control.jsonl" \
-	--slurpfile acc "$tmp/accuracy.jsonl" --slurpfile fleet "$tmp/fleet.jsonl" \
-	--argjson rate $RATE --argjson burst $BURST --arg smoke "$SMOKE" '
-	def ratio(a; b): if b > 0 then a / b else null end;
-	def flood(l; d; s; n): first($flood[] | select(.limiter == l and .driver == d and .frame_bytes == s and .sources == n));
-	def control(w; r): first($control[] | select(.what == w and .rules == r));
-	($control | map(.addresses) | max) as $big
-	| ($micro[0]) as $m
-	| ($flood | map(.frame_bytes) | min) as $s
-	| ($flood | map(.sources) | map(select(. >= 16)) | min // ($flood | map(.sources) | max)) as $n
-	| {
-		smoke: ($smoke == "1"),
-		rate_bytes_per_sec: $rate, burst_bytes: $burst,
-		micro: $m, flood: $flood, accuracy: $acc, control: $control, fleet: $fleet,
-		targets: [
-			{ name: "hot address, over the limit (drop path), one CPU: tbctl XDP <= 1.10 x floor",
-			  ratio: $m.per_packet.ratios.xdp_v4_drop_over_floor, limit: 1.10 },
-			{ name: "hot address, under the limit (admit path), one CPU: tbctl XDP <= 1.30 x floor",
-			  ratio: $m.per_packet.ratios.xdp_v4_pass_over_floor, limit: 1.30 },
-			{ name: "many addresses: tbctl <= 1.15 x floor over the same keys",
-			  ratio: $m.many_addresses.tbctl_over_floor, limit: 1.15 },
-			{ name: "10,000 rules <= 1.05 x one rule (many addresses)",
-			  ratio: $m.many_addresses.ten_k_rules_over_one, limit: 1.05 },
-			{ name: "10,000 rules <= 1.05 x one rule (hot address)",
-			  ratio: $m.per_packet.ratios.xdp_v6_10k_rules_over_one, limit: 1.05 },
-			{ name: "1,000 rules, a tenth with a port match (admit path): tbctl XDP <= 1.30 x floor",
-			  ratio: $m.per_packet.ratios.xdp_v4_1k_matched_pass_over_floor, limit: 1.30 },
-			{ name: "1,000 rules, a tenth with a port match (drop path): tbctl XDP <= 1.15 x floor",
-			  ratio: $m.per_packet.ratios.xdp_v4_1k_matched_drop_over_floor, limit: 1.15 },
-			{ name: "a per-/64 key costs <= 5 ns over a per-address one (hot address)",
-			  ratio: ratio($m.per_packet.xdp_v6_pass_per64_ns - $m.per_packet.xdp_v6_pass_ns; 5), limit: 1 },
-			{ name: "two CPUs flooding one address (nearly all dropped): per-thread cost <= 1.20 x one CPU",
-			  ratio: ratio($m.contention.flood.two_cpus_ns_per_thread; $m.contention.flood.one_cpu_ns), limit: 1.2 },
-			{ name: "two CPUs flooding one address: admitted <= b + r*T",
-			  ratio: ratio($m.contention.flood.two_cpus_passed_bytes; $m.contention.flood.two_cpus_bound_bytes), limit: 1 },
-			{ name: "two CPUs on one address over its limit, a million admissions/s: admitted <= b + r*T",
-			  ratio: ratio($m.contention.over.two_cpus_passed_bytes; $m.contention.over.two_cpus_bound_bytes), limit: 1 },
-			{ name: "two CPUs on one address, everything admitted: admitted <= b + r*T",
-			  ratio: ratio($m.contention.under.two_cpus_passed_bytes; $m.contention.under.two_cpus_bound_bytes), limit: 1 },
-			{ name: "two CPUs on one address: every packet counted once (flood, over, under)",
-			  ratio: (if [$m.contention[] | .two_cpus_counted_packets == .two_cpus_sent_packets] | all
-				  then 1 else 2 end), limit: 1 },
-			{ name: "kernel memory per tracked address <= 128 bytes (1M table)",
-			  ratio: ratio($m.memory.one_million.bytes_per_address; 128), limit: 1 },
-			{ name: "flood (generator): tbctl XDP handles >= 3 x the packets/s of nft",
-			  ratio: ratio(3 * flood("nft"; "gen"; $s; $n).handled_pps; flood("tbctl-xdp"; "gen"; $s; $n).handled_pps), limit: 1 },
-			{ name: "flood (generator): tbctl XDP handles >= 3 x the packets/s of hashlimit",
-			  ratio: ratio(3 * flood("hashlimit"; "gen"; $s; $n).handled_pps; flood("tbctl-xdp"; "gen"; $s; $n).handled_pps), limit: 1 },
-			{ name: "flood (generator): tbctl XDP softirq per drop <= 1/3 of nft",
-			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("nft"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
-			{ name: "flood (generator): tbctl XDP softirq per drop <= 1/3 of hashlimit",
-			  ratio: ratio(3 * flood("tbctl-xdp"; "gen"; $s; $n).softirq_ns_per_drop; flood("hashlimit"; "gen"; $s; $n).softirq_ns_per_drop), limit: 1 },
-			{ name: "show, 65,536 addresses and 10,000 rules, just after a rule change: <= 1 s",
-			  ratio: control("show"; 10000).seconds, limit: 1 },
-			{ name: "show top 10, 65,536 addresses and 10,000 rules, just after a rule change: <= 1 s",
-			  ratio: control("show top 10"; 10000).seconds, limit: 1 },
-			{ name: "a metrics scrape, 65,536 addresses, 10,000 rules, top 100, just after a rule change: <= 1 s",
-			  ratio: control("metrics top 100"; 10000).seconds, limit: 1 },
-			{ name: "10,000-rule -batch: <= 2 s",
-			  ratio: ratio(control("batch of 10000 rules"; 10000).seconds; 2), limit: 1 },
-			{ name: "checking a 100,000-line -batch: <= 2 s",
-			  ratio: ratio(control("check a 100,000-line batch"; 1).seconds; 2), limit: 1 },
-			{ name: "-j show of \($big) addresses: peak memory <= 64 MB",
-			  ratio: ratio(first($control[] | select(.what == "-j show" and .addresses == $big)).max_rss_kib; 65536), limit: 1 },
-			{ name: "accuracy: every tbctl source in every run admitted <= b + r*T",
-			  ratio: ([$flood[] | select(.limiter | startswith("tbctl")) | .worst_admitted_over_bound] | max), limit: 1 },
-			{ name: "fleet, 4 hosts, a client at 2x its cap split evenly, 90/10, on one: every 1 s window >= 0.95 x (r - shares)",
-			  ratio: ([$fleet[] | select(.section == "fleet-use") | ratio(0.95 * (1 - .share_of_rate); .use_min)] | max), limit: 1 },
-			{ name: "fleet, 4 hosts: every window of 10 ms to 3 s <= b + r*T + shares + a frame a host",
-			  ratio: ([$fleet[] | select(.section == "fleet-use") | .worst_bound_ratio] | max), limit: 1 },
-			{ name: "fleet: a client moved wholly to another host is back at 0.95 x its cap within 100 ms",
-			  ratio: ([$fleet[] | select(.section == "fleet-move" and .added_delay_ms == 0) | .back_ms / 100] | max), limit: 1 },
-			{ name: "fleet, simulated hosts on one redis-server and on a 3-master cluster: every window <= b + r*T + shares + a packet a host",
-			  ratio: ([$fleet[] | select(.section == "fleet-sim" and .scheme == "tbctl") | .worst_bound_ratio] | max), limit: 1 }
-		] | map(. + { met: (.ratio != null and .ratio <= .limit) })
-	}' >"$OUT/results.json"
+# section_tcp DIR NAME: TCP through every limiter, the cases NAME names.
+section_tcp() {
+	local out=$1/tcp.jsonl name=$2 rtt flows
+	local -a run=(env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-1}" TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-20}"
+		TCP_BENCH_BURSTS="${TCP_BENCH_BURSTS:-1000 250 100 50}")
+	: >"$out"
+	log "TCP: $name"
+	if [[ $SMOKE == 1 ]]; then
+		# From the start, burst and all: past it, a policer's drops make the sender resend.
+		TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=2 TCP_BENCH_OMIT=0 TCP_BENCH_CAPS=10 TCP_BENCH_FLOWS=1 \
+			"$ROOT/tools/tcp_bench.sh" --out "$out"
+		return
+	fi
+	case $name in
+	tcp-host-10 | tcp-host-100)
+		"${run[@]}" TCP_BENCH_CAPS="${name#tcp-host-}" "$ROOT/tools/tcp_bench.sh" --out "$out" ;;
+	tcp-host-rtt*)
+		"${run[@]}" TCP_BENCH_CAPS=100 TCP_BENCH_RTTS="${name#tcp-host-rtt}" \
+			TCP_BENCH_LIMITERS="tbctl-xdp tbctl-tc-ingress tbctl-mark nft tbf" "$ROOT/tools/tcp_bench.sh" --out "$out" ;;
+	tcp-vm-rtt*)
+		rtt=${name#tcp-vm-rtt}
+		flows=${rtt#*-}
+		"$ROOT/tests/vm/run" --timeout 2400 -- "${run[@]}" TCP_BENCH_RTTS="${rtt%-*}" TCP_BENCH_FLOWS="$flows" \
+			TCP_BENCH_LIMITERS="tbctl-xdp tbctl-tc-ingress tbctl-mark tbctl-shape nft police tbf" \
+			"$ROOT/tools/tcp_bench.sh" --where vm | grep --line-buffered '^{"where"' >>"$out" ;;
+	tcp-vm-half*)
+		"$ROOT/tests/vm/run" --timeout 2400 -- "${run[@]}" TCP_BENCH_DELAY=both TCP_BENCH_RTTS="${name#tcp-vm-half}" \
+			TCP_BENCH_LIMITERS="tbctl-xdp tbctl-mark tbctl-shape police" \
+			"$ROOT/tools/tcp_bench.sh" --where vm | grep --line-buffered '^{"where"' >>"$out" ;;
+	esac
+}
 
-# Markdown, to stdout and results.md.
-jq -r '
-	def f(x): if x == null then "-" else (x * 100 | round / 100 | tostring) end;
-	"## Per-packet cost (BPF_PROG_TEST_RUN, 64-byte frames, median ns)\n",
-	"| program | IPv4 | IPv6 |", "|---|---|---|",
-	"| empty XDP | \(.micro.per_packet.empty_xdp_ns) | |",
-	"| floor (parse, clock, one hash lookup and write) | \(.micro.per_packet.floor_v4_ns) | \(.micro.per_packet.floor_v6_ns) |",
-	"| tbctl XDP, under the limit | \(.micro.per_packet.xdp_v4_pass_ns) | \(.micro.per_packet.xdp_v6_pass_ns) |",
-	"| tbctl XDP, over the limit | \(.micro.per_packet.xdp_v4_drop_ns) | \(.micro.per_packet.xdp_v6_drop_ns) |",
-	"| tbctl tc, under the limit | \(.micro.per_packet.tc_v4_pass_ns) | \(.micro.per_packet.tc_v6_pass_ns) |",
-	"| tbctl tc, over the limit | \(.micro.per_packet.tc_v4_drop_ns) | \(.micro.per_packet.tc_v6_drop_ns) |",
-	"| tbctl XDP, 10,000 rules installed | | \(.micro.per_packet.xdp_v6_pass_10k_rules_ns) |",
-	"| tbctl XDP, ::/0 scope per-/64 | | \(.micro.per_packet.xdp_v6_pass_per64_ns) |",
-	"\n## \(.micro.many_addresses.addresses) live addresses, each run in an order of its own (ns per packet)\n",
-	"| floor (\(.micro.many_addresses.floor_bytes_per_address) B/address) | floor, its state as large as a tbctl bucket (\(.micro.many_addresses.floor_sized_bytes_per_address) B/address) | tbctl, 1 rule | tbctl, 10,000 rules | tbctl, every address over its limit (admitted / counted / sent) |", "|---|---|---|---|---|",
-	"| \(f(.micro.many_addresses.floor_ns)) | \(f(.micro.many_addresses.floor_sized_ns)) | \(f(.micro.many_addresses.tbctl_ns)) | \(f(.micro.many_addresses.tbctl_10k_rules_ns)) | \(f(.micro.many_addresses.tbctl_all_over_ns)) (\(.micro.many_addresses.all_over_admitted_packets) / \(.micro.many_addresses.all_over_counted_packets) / \(.micro.many_addresses.all_over_sent_packets)) |",
-	"\n## Contention: one address (ns per packet per thread)\n",
-	"| case | one CPU | two CPUs | packets admitted / sent (two CPUs) | admitted bytes | b + r*T | packets counted |", "|---|---|---|---|---|---|---|",
-	(.micro.contention | to_entries[] | "| \(.key) | \(f(.value.one_cpu_ns)) | \(f(.value.two_cpus_ns_per_thread)) | \(.value.two_cpus_admitted_packets) / \(.value.two_cpus_sent_packets) | \(.value.two_cpus_passed_bytes) | \(.value.two_cpus_bound_bytes) | \(.value.two_cpus_counted_packets) |"),
-	"\n## Memory (kernel accounting of the per-address table)\n",
-	"| max-addrs | table bytes | bytes per address | other maps |", "|---|---|---|---|",
-	(.micro.memory[] | "| \(.max_addrs) | \(.table_bytes) | \(f(.bytes_per_address)) | \(.other_maps_bytes) |"),
-	"\n## The same flood, per-source cap \(.rate_bytes_per_sec) B/s, burst \(.burst_bytes) B\n",
-	"| limiter | driver | frame | sources | offered pps | handled pps | softirq ns/pkt | softirq ns/drop | admitted/bound worst (mean) | sources over |",
-	"|---|---|---|---|---|---|---|---|---|---|",
-	(.flood[] | "| \(.limiter) | \(.driver) | \(.frame_bytes) | \(.sources) | \(.offered_pps) | \(.handled_pps) | \(f(.softirq_ns_per_packet)) | \(f(.softirq_ns_per_drop)) | \(f(.worst_admitted_over_bound)) (\(f(.mean_admitted_over_bound))) | \(.sources_over_bound)/\(.sources_seen) |"),
-	"\n## Control plane (time and peak memory of tbctl)\n",
-	"| what | addresses | rules | seconds | peak RSS KiB |", "|---|---|---|---|---|",
-	(.control[] | "| \(.what) | \(.addresses) | \(.rules) | \(.seconds) | \(.max_rss_kib) |"),
-	"\n## Fleet caps (4 hosts in namespaces, one redis-server on loopback)\n",
-	"| split | 1 s windows | use: min | mean | shares (of r) | worst window / bound |", "|---|---|---|---|---|---|",
-	(.fleet[] | select(.section == "fleet-use") | "| \(.split) | \(.windows) | \(f(.use_min)) | \(f(.use_mean)) | \(f(.share_of_rate)) | \(f(.worst_bound_ratio)) |"),
-	"\nMoved wholly to another host: back at 0.95 of the cap after\n",
-	(.fleet[] | select(.section == "fleet-move") | "- \(.back_ms) ms with \(.added_delay_ms) ms added to the store (its round trip, as the agent saw it: \(.store_rtt_us) us)"),
-	"",
-	"| busy keys (one host) | keys held | agent CPU (cores) | store commands/s | agent calls |", "|---|---|---|---|---|",
-	(.fleet[] | select(.section == "fleet-scale") | "| \(.busy_keys) | \(.keys_held) | \(f(.agent_cpu)) | \(.store_commands_per_s) | \(.agent_calls) |"),
-	"\n## Fleet caps simulated, beside the anchors (fleetsim, real time, a client at twice its cap)\n",
-	"| scheme | store | hosts | keys | split | burst | clocks: offset s, drift % | worst window / bound | use: min | mean | store calls/s | commands/s | agent CPU |",
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-	(.fleet[] | select(.section == "fleet-sim") | "| \(.scheme) | \(.store) | \(.hosts) | \(.keys) | \(.split) | \(.burst) | \(.offset_s), \(.drift_pct) | \(f(.worst_bound_ratio)) | \(f(.use_min)) | \(f(.use_mean)) | \(.store_calls_per_s) | \(.store_commands_per_s) | \(f(.agent_cpu_per_s)) |"),
-	"\n## Targets\n",
-	"| target | measured ratio | limit | |", "|---|---|---|---|",
-	(.targets[] | "| \(.name) | \(f(.ratio)) | \(.limit) | \(if .met then "met" else "MISSED" end) |")
-' "$OUT/results.json" | tee "$OUT/results.md"
+# run_section NAME: into $OUT/NAME, replaced only when it finishes.
+run_section() {
+	local name=$1 dir=$OUT/$1.new t0=$SECONDS
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	stamp "$dir" "$name"
+	case $name in
+	tcp-*) section_tcp "$dir" "$name" ;;
+	*) "section_${name//-/_}" "$dir" ;;
+	esac
+	rm -rf "${OUT:?}/$name"
+	mv "$dir" "$OUT/$name"
+	log "$name: $((SECONDS - t0)) s, in $OUT/$name"
+	if [[ -n $DOCS ]]; then
+		mkdir -p "$DOCS/performance/sections"
+		rm -rf "${DOCS:?}/performance/sections/$name"
+		cp -r "$OUT/$name" "$DOCS/performance/sections/$name"
+	fi
+}
 
-# Charts.
-jq -r '.flood[] | select(.driver == "gen") | "\(.limiter)-\(.frame_bytes)B-\(.sources)src \(.handled_pps) \(.softirq_ns_per_packet)"' \
-	"$OUT/results.json" >"$tmp/flood.dat"
-jq -r '.accuracy[] | "\(.limiter) \(.t) \(.bytes_per_sec)"' "$OUT/results.json" |
-	awk '{ s[$1" "$2] += $3; c[$1" "$2]++ } END { for (k in s) print k, s[k] / c[k] * 8 / 1e6 }' |
-	sort -k1,1 -k2,2n >"$tmp/acc.dat"
-for lim in tbctl-xdp nft hashlimit; do awk -v l=$lim '$1 == l { print $2, $3 }' "$tmp/acc.dat" >"$tmp/acc-$lim.dat"; done
-gnuplot <<EOF
-set terminal pngcairo size 1200,600
-set output "$OUT/flood.png"
-set multiplot layout 1,2 title "Same flood, kernel-side generator"
-set style data histograms
-set style fill solid 0.8
-set xtics rotate by -45 font ",8"
-set title "packets/s handled by the receiver"
-plot "$tmp/flood.dat" using 2:xtic(1) notitle
-set title "softirq ns per packet"
-plot "$tmp/flood.dat" using 3:xtic(1) notitle lc rgb "#cc4444"
-unset multiplot
-set output "$OUT/accuracy.png"
-set terminal pngcairo size 900,500
-set title "Admitted rate per source over time (mean of 4 sources; cap $((RATE * 8 / 1000)) kbit/s)"
-set xlabel "seconds since the receiver started (traffic from 0.5 s)"
-set ylabel "Mbit/s"
-set key top right
-set style data linespoints
-plot "$tmp/acc-tbctl-xdp.dat" title "tbctl xdp", "$tmp/acc-nft.dat" title "nft meter", \
-     "$tmp/acc-hashlimit.dat" title "hashlimit", $((RATE * 8)) / 1e6 title "configured" with lines dt 2
-EOF
-log "wrote $OUT/results.json, results.md, flood.png, accuracy.png"
-
-# 7: TCP. The VM is emulated (TCG): it carries the 10 Mbit/s cap, not 100,
-# so 100 Mbit/s at real round trips runs on this kernel.
-: >"$OUT/tcp.jsonl"
-if [[ $SMOKE == 1 ]]; then
-	log "TCP (smoke)"
-	# From the start, burst and all: past it, a policer's drops make the sender resend.
-	TCP_BENCH_RUNS=1 TCP_BENCH_SECONDS=2 TCP_BENCH_OMIT=0 TCP_BENCH_CAPS=10 TCP_BENCH_FLOWS=1 \
-		"$ROOT/tools/tcp_bench.sh" --out "$OUT/tcp.jsonl"
+if (($#)); then
+	want=("$@")
+elif [[ $SMOKE == 1 ]]; then
+	want=("${SMOKE_SECTIONS[@]}")
 else
-	export TCP_BENCH_BURSTS=${TCP_BENCH_BURSTS:-1000 250 100 50}
-	log "TCP on this kernel, RTT ~ 0"
-	TCP_BENCH_RUNS=${TCP_BENCH_RUNS:-1} TCP_BENCH_SECONDS=${TCP_BENCH_SECONDS:-20} \
-		"$ROOT/tools/tcp_bench.sh" --out "$OUT/tcp.jsonl"
-	log "TCP on this kernel at 100 Mbit/s, RTT 20 and 80 ms (build/delayline where there is no netem)"
-	TCP_BENCH_RUNS=${TCP_BENCH_RUNS:-1} TCP_BENCH_SECONDS=${TCP_BENCH_SECONDS:-20} TCP_BENCH_CAPS=100 \
-		TCP_BENCH_RTTS="20 80" TCP_BENCH_LIMITERS="tbctl-xdp tbctl-tc-ingress tbctl-mark nft tbf" \
-		"$ROOT/tools/tcp_bench.sh" --out "$OUT/tcp.jsonl"
-	log "TCP in Debian's kernel (VM): RTT 0, 20, 80 ms"
-	"$ROOT/tests/vm/run" --timeout 9000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-1}" \
-		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-20}" TCP_BENCH_BURSTS="$TCP_BENCH_BURSTS" \
-		TCP_BENCH_LIMITERS="tbctl-xdp tbctl-tc-ingress tbctl-mark tbctl-shape nft police tbf" \
-		"$ROOT/tools/tcp_bench.sh" --where vm |
-		grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
-	log "TCP in Debian's kernel (VM): RTT 20, 80 ms, half each way"
-	"$ROOT/tests/vm/run" --timeout 6000 -- env TCP_BENCH_RUNS="${TCP_BENCH_RUNS:-1}" \
-		TCP_BENCH_SECONDS="${TCP_BENCH_SECONDS:-20}" TCP_BENCH_BURSTS="$TCP_BENCH_BURSTS" \
-		TCP_BENCH_DELAY=both TCP_BENCH_RTTS="20 80" TCP_BENCH_LIMITERS="tbctl-xdp tbctl-mark tbctl-shape police" \
-		"$ROOT/tools/tcp_bench.sh" --where vm |
-		grep --line-buffered '^{"where"' >>"$OUT/tcp.jsonl"
+	want=("${SECTIONS[@]}")
 fi
-"$ROOT/tools/tcp_report.sh" "$OUT/tcp.jsonl" "$OUT/tcp.png" | tee "$OUT/tcp.md"
-log "wrote $OUT/tcp.jsonl, tcp.md, tcp.png"
-"$ROOT/tools/perf_doc.sh" "$OUT" "$DOCS"
+for w in "${want[@]}"; do
+	[[ " ${SECTIONS[*]} " == *" $w "* ]] || { echo "bench: no section \"$w\" (sections: ${SECTIONS[*]})" >&2; exit 2; }
+done
+mkdir -p "$OUT"
+for w in "${want[@]}"; do run_section "$w"; done
+if [[ -n $DOCS ]]; then
+	"$ROOT/tools/perf_doc.sh" "$DOCS/performance/sections" "$DOCS"
+else
+	"$ROOT/tools/perf_doc.sh" "$OUT" "$OUT"
+fi

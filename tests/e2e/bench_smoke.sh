@@ -8,7 +8,7 @@ trap 'rm -rf "$out"' EXIT
 BENCH_SMOKE=1 BENCH_OUT=$out "$ROOT/tools/bench.sh" >"$out/stdout" 2>"$out/stderr"
 rc=$?
 check "bench.sh ran (exit $rc$( ((rc)) && echo ": $(tail -n 3 "$out/stderr")"))" [ "$rc" = 0 ]
-r=$out/results.json
+r=$out/performance/results.json
 check "results.json is JSON" jq -e . "$r" >/dev/null
 
 for k in empty_xdp_ns floor_v4_ns floor_v6_ns xdp_v4_pass_ns xdp_v6_pass_ns tc_v4_pass_ns tc_v6_pass_ns \
@@ -69,7 +69,7 @@ for lim in tbctl-xdp nft hashlimit; do
 	check "accuracy over time: $lim" jq -e "[.accuracy[] | select(.limiter == \"$lim\")] | length >= 4" "$r" >/dev/null
 done
 check "every target has a measured ratio" jq -e '(.targets | length) == 29 and ([.targets[].ratio != null] | all)' "$r" >/dev/null
-check "results.md has every section" [ "$(grep -c '^## ' "$out/results.md")" = 9 ]
+check "results.md has every section" [ "$(grep -c '^## ' "$out/performance/results.md")" = 9 ]
 for sec in fleet-use fleet-move fleet-scale; do
 	check "fleet: $sec measured" jq -e "[.fleet[] | select(.section == \"$sec\")] | length >= 1" "$r" >/dev/null
 done
@@ -77,30 +77,32 @@ for scheme in tbctl local count; do
 	check "fleet simulation: $scheme's worst window and use" \
 		jq -e "[.fleet[] | select(.section == \"fleet-sim\" and .scheme == \"$scheme\") | .worst_bound_ratio > 0 and .use_mean > 0] | length >= 1 and all" "$r" >/dev/null
 done
-check "flood.png written" [ -s "$out/flood.png" ]
-check "accuracy.png written" [ -s "$out/accuracy.png" ]
+check "flood.png written" [ -s "$out/flood/flood.png" ]
+check "accuracy.png written" [ -s "$out/accuracy/accuracy.png" ]
 for lim in tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress tbctl-tc-egress tbctl-mark nft tbf; do
 	check "TCP: $lim has goodput over the cap and its ceiling, and retransmits counted in whole segments, no more than were sent" \
 		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | length == 1 and (.[0].goodput_over_cap > 0) and
 			(.[0].goodput_over_ceiling >= .[0].goodput_over_cap) and .[0].burst_ms == 1000 and .[0].omit_s == 0 and
 			(.[0] | (.retransmits | type == "number" and . == floor) and .retransmits <= .segments)' \
-		"$out/tcp.jsonl" >/dev/null
+		"$out/performance/tcp.jsonl" >/dev/null
 done
 # At RTT ~ 0 only losses pace TCP through a policer, its window never does:
 # one that drops, past a 1 s burst in a 2 s run, makes the sender resend.
 for lim in tbctl-xdp tbctl-xdpgeneric tbctl-tc-ingress nft; do
 	check "TCP: $lim, a policer that drops, made the sender retransmit" \
-		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | .[0].retransmits > 0' "$out/tcp.jsonl" >/dev/null
+		jq -e -s --arg l "$lim" 'map(select(.limiter == $l)) | .[0].retransmits > 0' "$out/performance/tcp.jsonl" >/dev/null
 done
 check "TCP: tbctl's admitted bytes within b + r*T" \
-	jq -e -s 'map(select(.limiter | startswith("tbctl")) | .admitted_over_bound) | all(. > 0 and . <= 1)' "$out/tcp.jsonl" >/dev/null
-check "TCP: table and chart" test -s "$out/tcp.md" -a -s "$out/tcp.png"
-check "the run's stamp names the commit, the CPU and both kernels" \
-	jq -e '.commit != "unknown" and (.cpu | length > 0) and .cores > 0 and (.kernel | length > 0) and
-		(.vm_kernel | length > 0) and .smoke' "$out/stamp.json" >/dev/null
+	jq -e -s 'map(select(.limiter | startswith("tbctl")) | .admitted_over_bound) | all(. > 0 and . <= 1)' "$out/performance/tcp.jsonl" >/dev/null
+check "TCP: table and chart" test -s "$out/performance/tcp.md" -a -s "$out/performance/tcp.png"
+for sec in micro control flood accuracy fleet tcp-host-10; do
+	check "section $sec: its stamp names itself, the commit, the CPU and both kernels" \
+		jq -e --arg s "$sec" '.section == $s and .commit != "unknown" and (.cpu | length > 0) and .cores > 0 and
+			(.kernel | length > 0) and (.vm_kernel | length > 0) and .smoke' "$out/$sec/stamp.json" >/dev/null
+done
 doc=$out/performance.md
-commit=$(jq -r .commit "$out/stamp.json")
-check "performance.md written, stamped with the run's commit ($commit)" grep -qF "Commit \`$commit\`" "$doc"
+commit=$(jq -r .commit "$out/micro/stamp.json")
+check "performance.md names each section's run: micro's commit ($commit)" grep -qF "| micro | \`$commit\`" "$doc"
 check "and marked a smoke run" grep -q 'smoke run' "$doc"
 targets=$(grep -cE '^\| .* \| (met|\*\*missed\*\*) \|$' "$doc")
 check "performance.md lists every target ($targets)" [ "$targets" = 29 ]
@@ -111,4 +113,13 @@ for png in flood accuracy tcp; do
 	check "performance.md shows $png.png, copied beside it" grep -qF "(performance/$png.png)" "$doc"
 	check "performance/$png.png is there" [ -s "$out/performance/$png.png" ]
 done
+# One section alone, into results of its own: the document is assembled
+# from what is there, and says what was not measured.
+one=$out/one
+BENCH_SMOKE=1 BENCH_OUT=$one "$ROOT/tools/bench.sh" accuracy >"$out/one.stdout" 2>"$out/one.stderr"
+check "bench.sh accuracy runs that section alone (exit $?)" [ -s "$one/accuracy/accuracy.jsonl" -a ! -e "$one/micro" ]
+check "and performance.md is assembled from it, the micro targets not measured" \
+	grep -q '^| hot address, over the limit .* | not measured | ' "$one/performance.md"
+BENCH_SMOKE=1 BENCH_OUT=$one "$ROOT/tools/bench.sh" nosuch >/dev/null 2>"$out/nosuch"
+check "an unknown section is refused by name (exit $?)" grep -q 'no section "nosuch"' "$out/nosuch"
 summary
