@@ -10,7 +10,7 @@ setup
 PORT=10088
 EXP=198.18.0.2:$PORT
 HOLD=2000
-PER_CLIENT=8       # user/cli/cmd_metrics.c, EXPORTER_PER_CLIENT
+PER_CLIENT=8       # user/exporter/server.c, EXPORTER_PER_CLIENT
 DEADLINE_S=3       # EXPORTER_DEADLINE_MS
 METRIC="tbctl_rule_rate_bytes_per_second{dev=\"$DEV_R\",rule=\"default\",action=\"drop\"} 125000000"
 exporter=

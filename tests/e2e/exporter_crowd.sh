@@ -5,7 +5,7 @@
 # as they are closed, and then clients that send one byte a second. While
 # they run, a scrape every 0.5 s from another address is answered within
 # 2 s, every one; each trickling client is closed at the 3 s deadline for
-# a request's headers (user/cli/cmd_metrics.c, EXPORTER_DEADLINE_MS), however
+# a request's headers (user/exporter/server.c, EXPORTER_DEADLINE_MS), however
 # it trickles; the exporter still answers afterwards. make test runs it
 # scaled (50 connections an address, 8 s each); make test-full at the
 # issue's size (250 an address: 10,000 held, and 8 trickling clients an
