@@ -179,9 +179,8 @@ fi
 	echo "Written by \`make bench\` (\`tools/bench.sh\`, then \`tools/perf_doc.sh\`) from the latest run of each"
 	echo "section: every figure below comes from the run of its section, which the table names. \`make bench"
 	echo "SECTION=NAME\` runs one section again (each takes under 30 minutes) and rewrites this document."
-	jq -s -r '"\nThe machine: \(.[0].cpu), \(.[0].cores) cores, \(.[0].memory_gib) GiB, kernel \(.[0].kernel)",
-		"(\(.[0].distro)); the sections named vm ran in Debian'"'"'s own kernel, \(.[0].vm_kernel), under QEMU (TCG)",
-		"on the same machine.",
+	jq -s -r '"\nThe sections named vm ran in Debian'"'"'s own kernel (\([.[].vm_kernel] | unique | join(", "))) under QEMU",
+		"(TCG), on the machine their row names.",
 		(if any(.smoke) then "\nThis is a **smoke run** (`BENCH_SMOKE=1`): seconds per case, figures not meant to be read.\n" else "" end),
 		"\n| section | commit | date | machine |", "|---|---|---|---|",
 		(sort_by(.section)[] | "| \(.section) | `\(.commit)`\(if .dirty then " (uncommitted changes)" else "" end) | \(.date) | \(.cpu), \(.cores) cores, kernel \(.kernel) |")' \
