@@ -17,7 +17,7 @@ declare -A SUITE_LIMITS=(
 	[tests/vm/e2e/tcp_rtt.sh]=300
 	[tests/vm/e2e/upgrade.sh]=170
 	[tests/vm/e2e/package.sh]=240
-	[tests/vm/e2e/fleet.sh]=300
+	[tests/vm/e2e/fleet.sh]=450
 )
 DEFAULT_LIMIT=60
 suites=()
