@@ -60,14 +60,14 @@ for t in tests/e2e/*.sh; do
 	[[ -e $t ]] && host+=("$t")
 done
 # Two lanes share the two cores, in two stages. First the host's
-# namespace suites, which judge rates, one at a time beside the VM stage,
-# then the crash runs, which judge no timing, while the VM stage ends.
-# Then the other suites that judge no timing: the upgrade's kill loops,
-# then the benchmark's smoke run (its numbers are not judged), beside the
-# fuzz run, then the package's build elsewhere. The upgrade's older builds
-# are made from the start, taking only the CPU that the suites leave.
-beside_vm() { together "${host[*]} tests/e2e/crash.sh" vm_stage; }
-no_timing() { together "tests/e2e/upgrade.sh tests/e2e/bench_smoke.sh" "tests/e2e/fuzz.sh tests/e2e/package.sh"; }
+# namespace suites, which judge rates, one at a time beside the VM stage
+# and then the crash runs, which judge no timing. Then the other suites
+# that judge no timing: the benchmark's smoke run (its numbers are not
+# judged) beside the upgrade's kill loops, the fuzz run and the package's
+# build elsewhere. The upgrade's older builds are made from the start,
+# taking only the CPU that the suites leave.
+beside_vm() { together "${host[*]}" "vm_stage tests/e2e/crash.sh"; }
+no_timing() { together tests/e2e/bench_smoke.sh "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 
 export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
