@@ -53,6 +53,8 @@ UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/
 STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
 TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim $(BUILD)/delayline
+# Another tool's program on a tcx hook, for the tests (tests/peer/).
+TCXPEER := $(BUILD)/tests/tcxpeer
 
 .SECONDEXPANSION:
 .PHONY: all deps test test-full unit demo bench clean install fixture deb
@@ -60,12 +62,15 @@ TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim $(BUILD)/delayline
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
 .DELETE_ON_ERROR:
-all: $(TBCTL) $(UNIT) $(STORE_TEST) $(PROG) $(TOOLS)
+all: $(TBCTL) $(UNIT) $(STORE_TEST) $(PROG) $(TOOLS) $(TCXPEER)
 
 $(BUILD) $(BUILD)/tests:
 	mkdir -p $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/peer/%.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
@@ -79,7 +84,7 @@ $(BUILD)/grant_lua.h: user/fleet/grant.lua | $(BUILD)
 
 # The skeletons are generated headers: made before any C that may include
 # them; the .d files then say who does.
-$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h $(BUILD)/grant_lua.h
+$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h $(BUILD)/peer.skel.h $(BUILD)/grant_lua.h
 	@mkdir -p $(@D)
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -98,6 +103,9 @@ $(BUILD)/tests/test_%: $(OBJ)/tests/unit/test_%.o $(LIB_OBJ) | $(BUILD)/tests
 PROG_SRC := $(sort $(wildcard tests/prog/*.c))
 $(PROG): $(PROG_SRC:%.c=$(OBJ)/%.o) $(LIB_OBJ) | $(BUILD)/tests
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread
+
+$(TCXPEER): $(OBJ)/tests/peer/tcxpeer.o $(LIB_OBJ) | $(BUILD)/tests
+	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tbgen: $(OBJ)/tools/tbgen.o | $(BUILD)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ -lm

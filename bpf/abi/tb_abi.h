@@ -408,7 +408,11 @@ struct tb_config {
 	__u64 prev_owed_until;
 	/* nodes[] slot + 1 of the default rule's matches; 0: none. */
 	__u32 default_node;
-	__u32 pad3;
+	/* Where the kernel has tcx (6.6+), a tc mode's program is on the
+	 * hook through a tcx link pinned beside the maps: 1; or as tbctl's
+	 * clsact filter: 0, as earlier layouts' always are. */
+	__u8 tcx;
+	__u8 pad3[3];
 	__u64 l4_mask;  /* tb_l4_mask(match_reads) (match.h) */
 };
 

@@ -170,10 +170,12 @@ check "the kills left both outcomes ($(xargs -n1 <<<"$seen" | sort | uniq -c | a
 	bash -c "grep -q none <<<'$seen' && grep -q all <<<'$seen'"
 check "detach" tb detach dev "$DEV_R"
 
-# gone: nothing of tbctl's left on the device.
+# gone: nothing of tbctl's left on the device: pins, XDP, a clsact qdisc
+# or a program on the tcx hook.
 gone() {
 	[[ ! -e /sys/fs/bpf/tbctl/$DEV_R ]] && ! ip -n "$NS_R" link show dev "$DEV_R" | grep -q xdp &&
-		! tc -n "$NS_R" qdisc show dev "$DEV_R" | grep -q clsact
+		! tc -n "$NS_R" qdisc show dev "$DEV_R" | grep -q clsact &&
+		[[ -z $(nsenter --net=/var/run/netns/"$NS_R" "$B/tests/tcxpeer" progs "$DEV_R" ingress) ]]
 }
 for mode in xdp tc-ingress; do
 	run_r strace -f -qq -e trace=bpf,sendto -o "$tmp/trace" "$TBCTL" attach dev "$DEV_R" mode $mode

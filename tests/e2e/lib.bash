@@ -90,7 +90,7 @@ prog_id() {
 # --every, every call and one past the end. Or it is rN, the Nth rename,
 # where the rename moved a map, or mN, the Nth membarrier. PHASE is where
 # the command was: the last landmark it had passed (before-hook; hooked,
-# once netlink put its program on the device; grace, from the membarrier
+# once netlink or a tcx link put its program on the device; grace, from the membarrier
 # an upgrade waits in before its merge; ran, once a program run returned;
 # renamed, once a rename moved a map) and, after a slash, how many calls
 # that change state it had made; the renames share the phase "rename".
@@ -101,7 +101,7 @@ kill_points() {
 		BEGIN {
 			n = split("OBJ_GET OBJ_GET_INFO_BY_FD MAP_LOOKUP_ELEM MAP_LOOKUP_BATCH MAP_GET_NEXT_KEY " \
 				"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID BTF_GET_FD_BY_ID BTF_LOAD MAP_CREATE " \
-				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE", r)
+				"PROG_LOAD PROG_BIND_MAP MAP_FREEZE PROG_QUERY LINK_GET_FD_BY_ID", r)
 			for (i = 1; i <= n; i++)
 				local_only["BPF_" r[i]] = 1
 			phase = "before-hook"
@@ -120,6 +120,9 @@ kill_points() {
 			writes += wrote
 			if (cmd == "BPF_PROG_TEST_RUN")
 				phase = "ran"
+			# A tcx link made, or its program swapped: hooked.
+			if (cmd == "BPF_LINK_CREATE" || cmd == "BPF_LINK_UPDATE")
+				phase = "hooked"
 			next
 		}
 		# The landmarks change what outlives tbctl too: the call

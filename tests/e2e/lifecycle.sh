@@ -89,13 +89,15 @@ check "the other program is still on the device, the pins gone" \
 	bash -c "ip -n $NS_R link show dev $DEV_R | grep -q 'prog/xdp id' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
 ip -n "$NS_R" link set dev "$DEV_R" xdpdrv off
 
+# tbctl's program as its clsact filter (tc-hook clsact; where the kernel
+# has tcx it goes through a tcx link by default, tests/e2e/tcx.sh).
 # A tc filter put at tbctl's handle and priority by hand (classic BPF
 # here, which has no program id) is not tbctl's either: attach refuses to
 # replace it, over tbctl's pins and on a fresh device alike, and detach
 # leaves it. Deleting a clsact qdisc deletes every filter on it, so the
 # one tbctl made stays while others' filters are on it.
 cbpf=(bpf bytecode "1,6 0 0 4294967295")
-check "tc-ingress: attach" tb attach dev "$DEV_R" mode tc-ingress
+check "tc-ingress: attach as a clsact filter" tb attach dev "$DEV_R" mode tc-ingress tc-hook clsact
 id=$(tb -j status dev "$DEV_R" | jq '.[0].prog_id')
 check "attach again replaces tbctl's own filter (program $id) with its new program" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R &&
@@ -116,11 +118,11 @@ check "the filter and the clsact are still there, the pins gone" \
 	bash -c "tc -n $NS_R filter show dev $DEV_R ingress | grep -q 'handle 0x7b1 .*bytecode' &&
 		tc -n $NS_R qdisc show dev $DEV_R | grep -q clsact && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
 check "a fresh attach refuses to replace it too" \
-	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R mode tc-ingress 2>$tmp/err &&
+	bash -c "! nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R mode tc-ingress tc-hook clsact 2>$tmp/err &&
 		grep -q \"another tc filter (bpf) is at tbctl's handle\" $tmp/err &&
 		tc -n $NS_R filter show dev $DEV_R ingress | grep -q 'handle 0x7b1 .*bytecode' && [ ! -e /sys/fs/bpf/tbctl/$DEV_R ]"
 tc -n "$NS_R" qdisc del dev "$DEV_R" clsact
-check "tc-egress: attach" tb attach dev "$DEV_R" mode tc-egress
+check "tc-egress: attach as a clsact filter" tb attach dev "$DEV_R" mode tc-egress tc-hook clsact
 check "another filter beside tbctl's" tc -n "$NS_R" filter add dev "$DEV_R" egress prio 1 "${cbpf[@]}"
 check "detach takes tbctl's filter off and leaves the other and the clsact, saying so" \
 	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL detach dev $DEV_R 2>$tmp/err &&

@@ -32,12 +32,21 @@ struct attach_opts {
 	__u32 max_addrs;        /* 0: keep the pinned table's, or the default */
 	bool fq;                /* install fq as the root qdisc (for action shape) */
 	bool replace;           /* start over: the pins' rules kept, the rest not */
+	const char *place_prog; /* before or after this program (name or id) on a tcx hook */
+	bool after;
+	int tc_hook;            /* enum tc_hook, when has_tc_hook */
+	bool has_tc_hook;
 };
+
+/* How a tc mode's program goes on the hook, when attach is told. */
+enum tc_hook { TC_HOOK_TCX, TC_HOOK_CLSACT };
+static const char *const tc_hooks[] = { "tcx", "clsact", NULL };
 
 static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct attach_opts *a = opts;
-	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { 0 } };
+	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { "before" }, { "after" },
+			    { "tc-hook" }, { 0 } };
 	static const char *const qdiscs[] = { "fq", NULL };
 	const char *v = NULL;
 	int err = kw_parse(cmd, argc, argv, kws, &v);
@@ -61,6 +70,21 @@ static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 	if (v && choose("attach", "qdisc", v, qdiscs) < 0)
 		return EXIT_USAGE;
 	a->fq = v;
+	a->place_prog = kw_get(kws, "after");
+	a->after = a->place_prog;
+	if (a->after && kw_get(kws, "before"))
+		return usage_error(cmd, "before and after: give one");
+	if (!a->after)
+		a->place_prog = kw_get(kws, "before");
+	if (a->place_prog && a->has_mode && a->mode <= TB_MODE_XDPGENERIC)
+		return usage_error(cmd, "%s: only a tc mode's program is placed among others (tc-ingress, tc-egress)",
+				   a->after ? "after" : "before");
+	v = kw_get(kws, "tc-hook");
+	if (v && (a->tc_hook = choose("attach", "tc-hook", v, tc_hooks)) < 0)
+		return EXIT_USAGE;
+	a->has_tc_hook = v;
+	if (v && a->has_mode && a->mode <= TB_MODE_XDPGENERIC)
+		return usage_error(cmd, "tc-hook: only for a tc mode (tc-ingress, tc-egress)");
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
 }
@@ -94,6 +118,11 @@ static int attach_conflicts(const void *opts, const struct tb_config *cfg)
 	if (a->max_addrs && a->max_addrs != cfg->max_addrs) {
 		out_error("attach dev %s: the pinned table holds max-addrs %u; detach first to resize",
 			  a->t.dev, cfg->max_addrs);
+		return 1;
+	}
+	if (a->place_prog) {
+		out_error("attach dev %s: attached already, and %s places a new attachment; detach first to move it",
+			  a->t.dev, a->after ? "after" : "before");
 		return 1;
 	}
 	return 0;
@@ -295,6 +324,8 @@ struct attach {
 	bool existing;          /* pins of this build, or of an older one */
 	bool upgrading;         /* an older build's: brought up to this layout */
 	bool own_qdisc, new_fq;
+	bool tcx;               /* a tc mode, through a tcx link */
+	struct tcx_place place;
 	bool abandon;           /* a failure now abandons the upgrade */
 	struct upgrade_moves moves;
 	struct tb *skel;
@@ -404,6 +435,66 @@ static int attach_settle_pins(struct attach *at)
 	return at->cfg.ifindex != (__u32)at->ifindex && adopt(at->dev, &at->cfg, at->ifindex);
 }
 
+/* How a tc mode's program goes on the hook: as tc-hook says, else
+ * through a tcx link where the kernel has tcx; a re-attach keeps the
+ * form the pins say (so an upgrade swaps the program in place). */
+static int attach_tc_hook(struct attach *at)
+{
+	const struct attach_opts *a = &at->a;
+	bool tcx = a->tc_hook == TC_HOOK_TCX;
+
+	if (at->existing)
+		at->tcx = at->cfg.tcx;
+	else
+		at->tcx = a->mode >= TB_MODE_TC_INGRESS && tcx_supported(at->ifindex) == 1;
+	if (!a->has_tc_hook)
+		return 0;
+	if (a->mode <= TB_MODE_XDPGENERIC) {
+		out_error("attach dev %s: tc-hook: only for a tc mode (tc-ingress, tc-egress)", at->dev);
+		return 1;
+	}
+	if (tcx && tcx_supported(at->ifindex) != 1) {
+		out_error("attach dev %s: tc-hook tcx: this kernel has no tcx (Linux 6.6 added it)", at->dev);
+		return 1;
+	}
+	if (at->existing && tcx != at->tcx) {
+		out_error("attach dev %s: attached through %s, not %s; detach first to change that", at->dev,
+			  tc_hooks[at->tcx ? TC_HOOK_TCX : TC_HOOK_CLSACT], tc_hooks[a->tc_hook]);
+		return 1;
+	}
+	at->tcx = tcx;
+	return 0;
+}
+
+/* First on a tcx hook, unless before or after says where. */
+static int attach_place(struct attach *at)
+{
+	const struct attach_opts *a = &at->a;
+	const char *word = a->after ? "after" : "before";
+	struct tb_err e;
+
+	at->place = (struct tcx_place){ .after = a->after };
+	if (!a->place_prog)
+		return 0;
+	if (a->mode <= TB_MODE_XDPGENERIC) {
+		out_error("attach dev %s: %s: only a tc mode's program is placed among others (tc-ingress, tc-egress)",
+			  at->dev, word);
+		return 1;
+	}
+	if (!at->tcx) {
+		out_error("attach dev %s: %s: programs are placed among others on a tcx hook, %s; tbctl's clsact "
+			  "filter goes at priority %#x", at->dev, word,
+			  a->has_tc_hook ? "not with tc-hook clsact" : "and this kernel has none (Linux 6.6 added it)",
+			  hook_tc_prio());
+		return 1;
+	}
+	if (hook_tcx_find(at->ifindex, a->mode, a->place_prog, &at->place.id, &e)) {
+		out_error("attach dev %s: %s %s: %s", at->dev, word, a->place_prog, e.msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* qdisc fq: installed as the root, unless it is already, or another
  * root is there (tbctl replaces no one's qdisc). */
 static int attach_fq(struct attach *at)
@@ -499,7 +590,7 @@ static int attach_config(struct attach *at)
 	at->cfg = (struct tb_config){ .ifindex = at->ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
 				      .layout = TB_LAYOUT, .place = TB_PLACE_SIPHASH,
 				      .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
-				      .ways = tb_table_ways(max) };
+				      .ways = tb_table_ways(max), .tcx = at->tcx };
 	if (!keys_draw(&at->cfg))
 		return 0;
 keys:
@@ -512,19 +603,21 @@ keys:
  * making it, so a detach after a kill in between removes it. */
 static int attach_hook(struct attach *at)
 {
+	struct hook_req r = { .dev = at->dev, .mode = at->a.mode, .ifindex = at->ifindex, .prog_fd = at->prog_fd,
+			      .replace = at->existing, .tcx = at->tcx, .place = at->place };
 	struct tb_err e;
 	__u32 zero = 0;
 
 	at->cfg.attached = 1;
 	at->cfg.prog_id = prog_id(at->prog_fd);
 	at->cfg.own_fq |= at->new_fq;
-	if (at->a.mode >= TB_MODE_TC_INGRESS && !at->cfg.own_qdisc && qdisc_clsact_exists(at->ifindex) == 0)
+	if (at->a.mode >= TB_MODE_TC_INGRESS && !at->tcx && !at->cfg.own_qdisc && qdisc_clsact_exists(at->ifindex) == 0)
 		at->cfg.own_qdisc = at->own_qdisc = true;
 	if (bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY)) {
 		out_error("attach dev %s: write config: %s", at->dev, strerror(errno));
 		return 1;
 	}
-	if (hook_program(at->a.mode, at->ifindex, at->prog_fd, at->existing, &at->own_qdisc, &e)) {
+	if (hook_program(&r, &at->own_qdisc, &e)) {
 		out_error("attach dev %s: %s", at->dev, e.msg);
 		return 1;
 	}
@@ -562,7 +655,8 @@ static int attach_device(const struct attach_opts *a, struct kept_rules *k)
 	struct attach at = { .a = *a, .dev = a->t.dev };
 	int err;
 
-	if (attach_begin(&at) || attach_find_pins(&at, k) || attach_settle_pins(&at) || attach_fq(&at))
+	if (attach_begin(&at) || attach_find_pins(&at, k) || attach_settle_pins(&at) || attach_tc_hook(&at) ||
+	    attach_place(&at) || attach_fq(&at))
 		return 1;
 	err = attach_load(&at) || attach_config(&at) || attach_hook(&at);
 	if (!err && at.upgrading)
@@ -661,7 +755,8 @@ static int run_detach(const void *opts)
 
 const struct command cmd_attach = {
 	.name = "attach",
-	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [replace]",
+	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [tc-hook tcx|clsact] "
+		 "[before|after PROG] [replace]",
 	.opts_size = sizeof(struct attach_opts),
 	.parse = parse_attach,
 	.run = run_attach,

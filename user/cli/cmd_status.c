@@ -83,6 +83,10 @@ struct status_dev {
 	int paced;              /* shape_paced() */
 	bool moved;
 	__u32 id;
+	/* The programs on that hook, in order; 0 when they cannot be
+	 * listed (that takes CAP_NET_ADMIN). */
+	__u32 tcx[TCX_MAX_PROGS];
+	int ntcx;
 	char name[IF_NAMESIZE]; /* the device's name now, when renamed */
 	char state[160];
 };
@@ -130,6 +134,8 @@ static int status_gather(struct status_dev *sd, const struct tb_maps *m)
 		err = buckets_foreach(m, count_bucket, &sd->addrs);
 	if (!err)
 		sd->id = pins_prog(sd->dev, &sd->cfg, m->config, &sd->moved);
+	if (!err && !sd->moved)
+		sd->ntcx = hook_tcx_programs(&sd->cfg, sd->id, sd->tcx);
 	if (!err && bpf_map_lookup_elem(m->fleetstate, &zero, &sd->fs))
 		err = -errno;
 	if (err)
@@ -162,13 +168,59 @@ static void status_where(struct status_dev *sd)
 		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED (program gone from the device)");
 }
 
+/* How a tc mode's program is on the hook: "tcx", "clsact", or NULL
+ * (an XDP mode, or not here to tell). */
+static const char *status_tc_hook(const struct status_dev *sd)
+{
+	if (sd->cfg.mode <= TB_MODE_XDPGENERIC || !sd->id || sd->moved)
+		return NULL;
+	return sd->cfg.tcx ? "tcx" : "clsact";
+}
+
+/* The programs on its tcx hook, in the order they run, tbctl's marked. */
+static struct json_object *status_tcx_json(const struct status_dev *sd)
+{
+	struct json_object *a = json_object_new_array();
+	char name[BPF_OBJ_NAME_LEN];
+
+	for (int i = 0; i < sd->ntcx; i++) {
+		struct json_object *p = json_object_new_object();
+
+		prog_name(sd->tcx[i], name);
+		json_add_u64(p, "id", sd->tcx[i]);
+		json_add_str(p, "name", name);
+		json_object_object_add(p, "tbctl", json_object_new_boolean(sd->tcx[i] == sd->id));
+		json_object_array_add(a, p);
+	}
+	return a;
+}
+
+static void status_tcx_text(const struct status_dev *sd)
+{
+	char name[BPF_OBJ_NAME_LEN];
+
+	if (sd->ntcx < 2)
+		return;
+	printf("  tcx %s hook, in the order they run:", sd->cfg.mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+	for (int i = 0; i < sd->ntcx; i++) {
+		prog_name(sd->tcx[i], name);
+		printf("%s %s (id %u%s)", i ? "," : "", name, sd->tcx[i], sd->tcx[i] == sd->id ? ", tbctl's" : "");
+	}
+	printf("\n");
+}
+
 static void status_json(const struct status_dev *sd, struct json_object *arr)
 {
 	struct json_object *o = json_object_new_object();
+	const char *tc_hook = status_tc_hook(sd);
 
 	json_add_str(o, "dev", sd->dev);
 	json_add_u64(o, "ifindex", sd->cfg.ifindex);
 	json_add_str(o, "mode", mode_names[sd->cfg.mode]);
+	if (tc_hook)
+		json_add_str(o, "tc_hook", tc_hook);
+	if (sd->ntcx)
+		json_object_object_add(o, "tcx_programs", status_tcx_json(sd));
 	json_add_str(o, "key", key_names[sd->cfg.key]);
 	json_object_object_add(o, "attached", json_object_new_boolean(sd->id != 0));
 	json_add_str(o, "device", !sd->moved ? "here" : !sd->id ? "gone" : sd->name[0] ? "renamed" : "other netns");
@@ -186,10 +238,13 @@ static void status_json(const struct status_dev *sd, struct json_object *arr)
 
 static void status_text(const struct status_dev *sd)
 {
-	printf("%s: mode %s key %s %s, %d rule%s, %llu of %u addresses tracked%s\n", sd->dev,
-	       mode_names[sd->cfg.mode], key_names[sd->cfg.key], sd->state, sd->rules, sd->rules == 1 ? "" : "s",
-	       (unsigned long long)sd->addrs, sd->cfg.max_addrs,
-	       sd->paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
+	const char *tc_hook = status_tc_hook(sd);
+
+	printf("%s: mode %s key %s %s%s%s, %d rule%s, %llu of %u addresses tracked%s\n", sd->dev,
+	       mode_names[sd->cfg.mode], key_names[sd->cfg.key], sd->state, tc_hook ? " through " : "",
+	       tc_hook ? tc_hook : "", sd->rules, sd->rules == 1 ? "" : "s", (unsigned long long)sd->addrs,
+	       sd->cfg.max_addrs, sd->paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
+	status_tcx_text(sd);
 	if (sd->fleet_rules && !sd->fs.heartbeat_ns)
 		printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
 		       sd->fleet_rules, sd->fleet_rules == 1 ? "" : "s", sd->dev);

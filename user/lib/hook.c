@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
- * own filter on the clsact ingress or egress hook; and whether the device
- * keeps the departure times it sets (action shape). */
+/* tbctl's program on a device's hook: XDP (native or generic), or on the
+ * tc ingress or egress hook, through a tcx link or as tbctl's own filter
+ * on the clsact qdisc; and whether the device keeps the departure times
+ * it sets (action shape). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
@@ -14,6 +17,8 @@
 #include "lib/ruleset.h"
 #include "lib/err.h"
 #include "lib/qdisc.h"
+#include "lib/state.h"
+#include "lib/tcx.h"
 
 /* Our tc filter's identity on the clsact hook, so replace and detach find
  * exactly it and leave other filters alone. */
@@ -128,71 +133,163 @@ __u32 map_user(int fd)
 	return 0;
 }
 
-/* Attach prog_fd, atomically replacing our previous program when there is
- * one, so no packet passes unpoliced in between. */
-int hook_program(int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc, struct tb_err *e)
+static int hook_xdp(const struct hook_req *r, struct tb_err *e)
 {
-	if (mode == TB_MODE_XDP || mode == TB_MODE_XDPGENERIC) {
-		LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
-		__u32 flags = xdp_flags(mode), old_id = 0;
-		int err;
+	LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
+	__u32 flags = xdp_flags(r->mode), old_id = 0;
+	int err;
 
-		/* Only tbctl's own program is replaced: another one put in
-		 * its place makes the attach fail as on a fresh device. */
-		if (replace && !bpf_xdp_query_id(ifindex, flags, &old_id) && old_id && is_tbctl_prog(old_id)) {
-			xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
-			if (xo.old_prog_fd >= 0)
-				flags |= XDP_FLAGS_REPLACE;
-		}
-		if (!(flags & XDP_FLAGS_REPLACE))
-			flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
-		err = bpf_xdp_attach(ifindex, prog_fd, flags, &xo);
-		if (xo.old_prog_fd > 0)
-			close(xo.old_prog_fd);
-		if (err == -EBUSY || err == -EEXIST)
-			return tb_fail(e, err, "another XDP program is attached");
-		if (err == -EOPNOTSUPP && mode == TB_MODE_XDP)
-			return tb_fail(e, err, "the driver has no native XDP (try mode xdpgeneric)");
-		if (err)
-			return tb_fail(e, err, "attach XDP program: %s", strerror(-err));
-		return 0;
-	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO, .prog_fd = prog_fd);
-		struct bpf_tc_hook hook;
-		struct tc_filters f;
-		int err;
-
-		tc_hook_of(ifindex, mode, &hook);
-		err = bpf_tc_hook_create(&hook);
-		if (err && err != -EEXIST) {
-			return tb_fail(e, err, "create clsact qdisc: %s", strerror(-err));
-		}
-		if (!err)
-			*own_qdisc = true;
-		else if (!replace)
-			*own_qdisc = false;     /* someone else's, made meanwhile */
-		/* Only tbctl's own filter is replaced: another one at its
-		 * handle and priority (put there by hand) makes the attach
-		 * fail, and stays. */
-		err = qdisc_clsact_filters(ifindex, mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
-		if (err) {
-			tb_fail(e, err, "list tc filters: %s", strerror(-err));
-		} else if (f.kind[0] && !(f.prog_id && is_tbctl_prog(f.prog_id))) {
-			err = tb_fail(e, -EEXIST, "another tc filter (%s%s) is at tbctl's handle and priority (%#x) on %s",
-				      f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
-				      mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
-		} else {
-			to.flags = f.kind[0] && replace ? BPF_TC_F_REPLACE : 0;
-			err = bpf_tc_attach(&hook, &to);
-			if (err)
-				tb_fail(e, err, "attach tc filter: %s", strerror(-err));
-		}
-		if (err && *own_qdisc && !replace) {
-			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-			bpf_tc_hook_destroy(&hook);
-		}
-		return err;
+	/* Only tbctl's own program is replaced: another one put in its
+	 * place makes the attach fail as on a fresh device. */
+	if (r->replace && !bpf_xdp_query_id(r->ifindex, flags, &old_id) && old_id && is_tbctl_prog(old_id)) {
+		xo.old_prog_fd = bpf_prog_get_fd_by_id(old_id);
+		if (xo.old_prog_fd >= 0)
+			flags |= XDP_FLAGS_REPLACE;
 	}
+	if (!(flags & XDP_FLAGS_REPLACE))
+		flags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+	err = bpf_xdp_attach(r->ifindex, r->prog_fd, flags, &xo);
+	if (xo.old_prog_fd > 0)
+		close(xo.old_prog_fd);
+	if (err == -EBUSY || err == -EEXIST)
+		return tb_fail(e, err, "another XDP program is attached");
+	if (err == -EOPNOTSUPP && r->mode == TB_MODE_XDP)
+		return tb_fail(e, err, "the driver has no native XDP (try mode xdpgeneric)");
+	if (err)
+		return tb_fail(e, err, "attach XDP program: %s", strerror(-err));
+	return 0;
+}
+
+/* A link swaps its program in place; a new one goes where r places it,
+ * pinned so that it outlives this process. */
+static int hook_tcx(const struct hook_req *r, struct tb_err *e)
+{
+	char pin[PATH_MAX];
+	__u32 old;
+	int err;
+
+	state_link_pin(r->dev, pin, sizeof(pin));
+	old = r->replace ? tcx_link_prog(pin) : 0;
+	if (old) {
+		err = tcx_update(pin, r->prog_fd, old);
+		return err ? tb_fail(e, err, "swap the program of tbctl's tcx link: %s", strerror(-err)) : 0;
+	}
+	/* A link that lost its device (or was detached) holds nothing. */
+	unlink(pin);
+	err = tcx_attach(r->ifindex, r->mode == TB_MODE_TC_EGRESS, r->prog_fd, &r->place, pin);
+	if (err == -ENOENT && r->place.id)
+		return tb_fail(e, err, "program %u is no longer on the %s hook", r->place.id,
+			       r->mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+	if (err)
+		return tb_fail(e, err, "attach through a tcx link: %s", strerror(-err));
+	return 0;
+}
+
+static int hook_clsact(const struct hook_req *r, bool *own_qdisc, struct tb_err *e)
+{
+	LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO, .prog_fd = r->prog_fd);
+	struct bpf_tc_hook hook;
+	struct tc_filters f;
+	int err;
+
+	tc_hook_of(r->ifindex, r->mode, &hook);
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST)
+		return tb_fail(e, err, "create clsact qdisc: %s", strerror(-err));
+	if (!err)
+		*own_qdisc = true;
+	else if (!r->replace)
+		*own_qdisc = false;     /* someone else's, made meanwhile */
+	/* Only tbctl's own filter is replaced: another one at its handle and
+	 * priority (put there by hand) makes the attach fail, and stays. */
+	err = qdisc_clsact_filters(r->ifindex, r->mode == TB_MODE_TC_EGRESS, TB_TC_HANDLE, TB_TC_PRIO, &f);
+	if (err) {
+		tb_fail(e, err, "list tc filters: %s", strerror(-err));
+	} else if (f.kind[0] && !(f.prog_id && is_tbctl_prog(f.prog_id))) {
+		err = tb_fail(e, -EEXIST, "another tc filter (%s%s) is at tbctl's handle and priority (%#x) on %s",
+			      f.kind, f.prog_id ? ", an eBPF program" : "", TB_TC_HANDLE,
+			      r->mode == TB_MODE_TC_EGRESS ? "egress" : "ingress");
+	} else {
+		to.flags = f.kind[0] && r->replace ? BPF_TC_F_REPLACE : 0;
+		err = bpf_tc_attach(&hook, &to);
+		if (err)
+			tb_fail(e, err, "attach tc filter: %s", strerror(-err));
+	}
+	if (err && *own_qdisc && !r->replace) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	return err;
+}
+
+/* Attach r's program, atomically replacing ours when there is one, so no
+ * packet passes unpoliced in between. */
+int hook_program(const struct hook_req *r, bool *own_qdisc, struct tb_err *e)
+{
+	if (r->mode <= TB_MODE_XDPGENERIC)
+		return hook_xdp(r, e);
+	return r->tcx ? hook_tcx(r, e) : hook_clsact(r, own_qdisc, e);
+}
+
+/* tbctl's filter on the clsact hook of mode: its program's id, or 0. */
+static __u32 clsact_prog(int ifindex, int mode)
+{
+	LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
+	struct bpf_tc_hook hook;
+
+	tc_hook_of(ifindex, mode, &hook);
+	return bpf_tc_query(&hook, &to) ? 0 : to.prog_id;
+}
+
+/* A program of tbctl's on the tcx hook of mode: its id, or 0. */
+static __u32 tcx_prog(int ifindex, int mode)
+{
+	__u32 ids[TCX_MAX_PROGS];
+	int n = tcx_progs(ifindex, mode == TB_MODE_TC_EGRESS, ids, NULL);
+
+	for (int i = 0; i < n; i++)
+		if (is_tbctl_prog(ids[i]))
+			return ids[i];
+	return 0;
+}
+
+unsigned int hook_tc_prio(void)
+{
+	return TB_TC_PRIO;
+}
+
+/* Whether what names a program (its name, or its id in digits) names
+ * program id, whose name is name. */
+static bool names_prog(const char *what, __u32 id, const char *name)
+{
+	char *end;
+	unsigned long n = strtoul(what, &end, 10);
+
+	return *what && !*end ? n == id : !strcmp(what, name);
+}
+
+int hook_tcx_find(int ifindex, int mode, const char *what, __u32 *id, struct tb_err *e)
+{
+	__u32 ids[TCX_MAX_PROGS];
+	char name[BPF_OBJ_NAME_LEN], on[256] = "";
+	int n = tcx_progs(ifindex, mode == TB_MODE_TC_EGRESS, ids, NULL), found = 0;
+	size_t len = 0;
+
+	if (n < 0)
+		return tb_fail(e, n, "list the programs on the tcx hook: %s", strerror(-n));
+	for (int i = 0; i < n; i++) {
+		prog_name(ids[i], name);
+		if (names_prog(what, ids[i], name) && found++ == 0)
+			*id = ids[i];
+		if (len < sizeof(on))
+			len += snprintf(on + len, sizeof(on) - len, "%s%s (id %u)", i ? ", " : "", name, ids[i]);
+	}
+	if (found > 1)
+		return tb_fail(e, -EINVAL, "%d programs of that name are on the hook (%s): give its id", found, on);
+	if (!found)
+		return tb_fail(e, -ENOENT, "no such program on the %s hook, which holds %s",
+			       mode == TB_MODE_TC_EGRESS ? "egress" : "ingress", n ? on : "none");
+	return 0;
 }
 
 /* tbctl's programs on the device, found by the device alone: in each
@@ -209,12 +306,12 @@ int hooked_anywhere(int ifindex, struct hooked *h)
 			h[n++] = (struct hooked){ TB_MODE_XDPGENERIC, q.skb_prog_id };
 	}
 	for (int mode = TB_MODE_TC_INGRESS; mode <= TB_MODE_TC_EGRESS; mode++) {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
+		__u32 id = tcx_prog(ifindex, mode);
 
-		tc_hook_of(ifindex, mode, &hook);
-		if (!bpf_tc_query(&hook, &to) && is_tbctl_prog(to.prog_id))
-			h[n++] = (struct hooked){ mode, to.prog_id };
+		if (!id && (id = clsact_prog(ifindex, mode)) && !is_tbctl_prog(id))
+			id = 0;
+		if (id)
+			h[n++] = (struct hooked){ mode, id };
 	}
 	return n;
 }
@@ -229,13 +326,7 @@ __u32 hooked_prog(const char *dev, const struct tb_config *cfg)
 		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
 			return 0;
 	} else {
-		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg->ifindex, cfg->mode, &hook);
-		if (bpf_tc_query(&hook, &to))
-			return 0;
-		id = to.prog_id;
+		id = cfg->tcx ? hook_tcx_link(dev) : clsact_prog(cfg->ifindex, cfg->mode);
 	}
 	/* Another program (or tc filter) put in tbctl's place is not
 	 * tbctl's to report or to take off. */
@@ -252,7 +343,7 @@ int unhook(int ifindex, int mode, __u32 id)
 		/* REPLACE with the old fd: only our program is taken off. */
 		err = bpf_xdp_detach(ifindex, xdp_flags(mode) | XDP_FLAGS_REPLACE, &xo);
 		close(xo.old_prog_fd);
-	} else {
+	} else if ((err = tcx_detach(ifindex, mode == TB_MODE_TC_EGRESS, id)) == -ENOENT || err == -EINVAL) {
 		LIBBPF_OPTS(bpf_tc_opts, to, .handle = TB_TC_HANDLE, .priority = TB_TC_PRIO);
 		struct bpf_tc_hook hook;
 
@@ -260,6 +351,41 @@ int unhook(int ifindex, int mode, __u32 id)
 		err = bpf_tc_detach(&hook, &to);
 	}
 	return err;
+}
+
+__u32 hook_tcx_link(const char *dev)
+{
+	char pin[PATH_MAX];
+
+	state_link_pin(dev, pin, sizeof(pin));
+	return tcx_link_prog(pin);
+}
+
+int hook_tcx_programs(const struct tb_config *cfg, __u32 id, __u32 *ids)
+{
+	int n;
+
+	if (cfg->mode <= TB_MODE_XDPGENERIC || !id)
+		return 0;
+	n = tcx_progs(cfg->ifindex, cfg->mode == TB_MODE_TC_EGRESS, ids, NULL);
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return n;
+	return 0;
+}
+
+void prog_name(__u32 id, char *name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	name[0] = 0;
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		memcpy(name, info.name, BPF_OBJ_NAME_LEN);
+	close(fd);
 }
 
 __u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved)

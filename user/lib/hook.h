@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* tbctl's program on a device's hook: XDP (native or generic), or tbctl's
- * own filter on the clsact ingress or egress hook; and whether the device
- * keeps the departure times it sets (action shape). */
+/* tbctl's program on a device's hook: XDP (native or generic), or on the
+ * tc ingress or egress hook, through a tcx link or as tbctl's own filter
+ * on the clsact qdisc; and whether the device keeps the departure times
+ * it sets (action shape). */
 #ifndef TB_HOOK_H
 #define TB_HOOK_H
 
@@ -9,6 +10,7 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "abi/tb_abi.h"
+#include "lib/tcx.h"
 
 /* One of tbctl's programs found on a device: its mode and id. */
 struct hooked {
@@ -21,10 +23,35 @@ struct hooked {
 bool dev_here(const char *dev, const struct tb_config *cfg);
 /* The clsact hook of mode (tc-ingress or tc-egress) on ifindex. */
 void tc_hook_of(int ifindex, int mode, struct bpf_tc_hook *h);
-/* Attach prog_fd to ifindex in mode; *own_qdisc: tbctl made the clsact
- * qdisc. -errno on failure, said in e. */
+/* What hook_program puts on a hook. */
+struct hook_req {
+	const char *dev;        /* whose pins hold the tcx link */
+	int mode;               /* enum tb_mode */
+	int ifindex;
+	int prog_fd;
+	bool replace;           /* tbctl's program there is swapped for it */
+	bool tcx;               /* a tc mode, through a tcx link */
+	struct tcx_place place; /* where a new tcx link goes */
+};
+/* Attach r's program; *own_qdisc: tbctl made the clsact qdisc. -errno on
+ * failure, said in e. */
 struct tb_err;
-int hook_program(int mode, int ifindex, int prog_fd, bool replace, bool *own_qdisc, struct tb_err *e);
+int hook_program(const struct hook_req *r, bool *own_qdisc, struct tb_err *e);
+/* The priority of tbctl's filter on the clsact hook. */
+unsigned int hook_tc_prio(void);
+/* The id of the program on ifindex's tcx hook of mode that what names
+ * (a program's name, or its id in digits): 0, or -errno said in e (none,
+ * or more than one of that name). */
+int hook_tcx_find(int ifindex, int mode, const char *what, __u32 *id, struct tb_err *e);
+/* The program of the tcx link dev's pins hold; 0 when there is none,
+ * or it holds none. Read from the pin, which takes no capability. */
+__u32 hook_tcx_link(const char *dev);
+/* The programs on the tcx hook that holds program id (cfg's mode and
+ * device), in the order they run, into ids[TCX_MAX_PROGS]: how many; 0
+ * when id is not on a tcx hook. */
+int hook_tcx_programs(const struct tb_config *cfg, __u32 id, __u32 *ids);
+/* Program id's name into name[BPF_OBJ_NAME_LEN]; "" when unreadable. */
+void prog_name(__u32 id, char *name);
 /* Where the kernel has multi-buffer XDP, let XDP program xdp (not loaded
  * yet) take frames of more than one buffer, and say so: its caller then
  * sets tb_xdp_frags, so that such a frame is charged whole. */
@@ -34,7 +61,8 @@ int hooked_anywhere(int ifindex, struct hooked *h);
 /* Whether program id, which uses a device's pins, is on ifindex here, now
  * named name: the device renamed. */
 bool renamed_to(__u32 ifindex, __u32 id, char *name);
-/* The id of the program on the hook cfg names, 0 when none of tbctl's is
+/* The id of the program on the hook cfg names (in a tc mode, through
+ * dev's tcx link, read from its pin, or as tbctl's clsact filter), 0 when none of tbctl's is
  * there or dev is not cfg's device in this network namespace. */
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
 /* The id of program fd; 0 when it cannot be read. */

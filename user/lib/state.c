@@ -101,6 +101,13 @@ void state_dir(const char *dev, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, dev);
 }
 
+#define TB_LINK_PIN "tcx_link"
+
+void state_link_pin(const char *dev, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/%s", TB_PIN_ROOT, dev, TB_LINK_PIN);
+}
+
 struct tb *open_pinned(const char *dev, __u32 max_addrs)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -190,10 +197,14 @@ void state_pins_prune(void)
 	state_pins_end(fd);
 }
 
+/* A pin an upgrade keeps: a map of this layout's, or its copy pending,
+ * and the tcx link, which holds the hooked program. */
 static bool layout_pin(const char *name)
 {
 	size_t n;
 
+	if (!strcmp(name, TB_LINK_PIN))
+		return true;
 	for (int i = 0; i < tb_map_count; i++) {
 		n = strlen(tb_map_names[i]);
 		if (!strncmp(name, tb_map_names[i], n) && (!name[n] || !strcmp(name + n, TB_PENDING)))

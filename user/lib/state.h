@@ -59,6 +59,8 @@ void state_load_hook(struct tb *skel, const struct bpf_program *hook);
  * the last pin an attach makes. 0 or -errno. */
 int state_pin_config(const char *dev, struct tb *skel);
 void state_dir(const char *dev, char *buf, size_t len);
+/* Where dev's tcx link is pinned, beside its maps (lib/tcx.h). */
+void state_link_pin(const char *dev, char *buf, size_t len);
 /* Where an upgrade pins a map's new copy until the program that uses it
  * is hooked: then it is renamed over the old map's pin. */
 #define TB_PENDING ":pending"

@@ -2,7 +2,8 @@
 # Action shape end to end on Debian's kernel: tbctl installs fq on the
 # sender's egress, a UDP flood to two destinations is paced to each one's
 # rate (what leaves fits b + r(T + horizon)), the excess beyond the
-# horizon is dropped, and detach removes fq again. Without fq, a shape
+# horizon is dropped, and detach removes fq again. Debian 12's kernel has
+# no tcx: tbctl's program is its clsact filter there. Without fq, a shape
 # rule is refused; with fq replaced later, status and metrics say so and
 # detach keeps the replacement.
 . "$(dirname "$0")/../../e2e/lib.bash"
@@ -19,6 +20,10 @@ check "shape is refused without fq: $out" [ $? -ne 0 ]
 check "detach" tbs detach dev "$DEV_S"
 
 check "attach tc-egress qdisc fq" tbs attach dev "$DEV_S" mode tc-egress key dst qdisc fq
+check "status says tbctl's program is its clsact filter (no tcx in 6.1)" \
+	bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL -j status dev $DEV_S | jq -e '.[0].tc_hook == \"clsact\"' >/dev/null"
+out=$(tbs attach dev "$DEV_S" tc-hook tcx 2>&1)
+check "tc-hook tcx is refused, naming why: $out" grep -qF "this kernel has no tcx (Linux 6.6 added it)" <<<"$out"
 check "fq is the root qdisc" bash -c "tc -n $NS_S qdisc show dev $DEV_S root | grep -q '^qdisc fq '"
 check "shape rule" tbs rule set dev "$DEV_S" default rate 2mbit burst $BURST action shape horizon ${HORIZON_MS}ms
 check "rule list shows the horizon" bash -c "nsenter --net=/var/run/netns/$NS_S $TBCTL rule list dev $DEV_S | grep -q 'action shape scope per-address horizon ${HORIZON_MS}ms'"
