@@ -60,21 +60,22 @@ for t in tests/e2e/*.sh; do
 	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh) continue ;; esac
 	[[ -e $t ]] && host+=("$t")
 done
-# Two lanes share the two cores, in two stages. First the host's
-# namespace suites, which judge rates, one at a time beside the VM stage
-# and then the crash runs, which judge no timing. Then the other suites
-# that judge no timing: the benchmark's smoke run (its numbers are not
-# judged) beside the upgrade's kill loops, the fuzz run and the package's
-# build elsewhere. The upgrade's older builds are made from the start,
-# taking only the CPU that the suites leave.
-beside_vm() { together "${host[*]}" "vm_stage tests/e2e/crash.sh"; }
+# Two lanes share the two cores, in two stages. First the unit and
+# program tests, then the host's namespace suites, which judge rates, one
+# at a time, beside the VM stage and then the crash runs, which judge no
+# timing. Then the other suites that judge no timing: the benchmark's
+# smoke run (its numbers are not judged) beside the upgrade's kill loops,
+# the fuzz run and the package's build elsewhere. The upgrade's older
+# builds are made from the start, taking only the CPU that the suites
+# leave.
+units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
+	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
+	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_store" "$B/tests/test_prog")
+beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/crash.sh"; }
 no_timing() { together tests/e2e/bench_smoke.sh "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 
 export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
 builder=$!
 trap 'kill "$builder" 2>/dev/null' EXIT
-run_suites "tests/layering.sh $B/obj" "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units" \
-	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match" \
-	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_store" "$B/tests/test_prog" \
-	beside_vm no_timing
+run_suites beside_vm no_timing
