@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Changes while traffic flows: a new rate applies within a second, a
 # re-attach keeps counters and grants no new burst, and detach leaves no
-# trace on the device, in tc or in bpffs; and a command loads only the hook
-# program it uses.
+# trace on the device, in tc or in bpffs; a command loads only the hook
+# program it uses; given no mode, attach falls back from native XDP to
+# tc-ingress where the device has none.
 . "$(dirname "$0")/lib.bash"
 setup
 S=${SRC4[0]}
@@ -312,4 +313,23 @@ for mode in xdp tc-ingress; do
 	check "and tb_tc" skipped tb_tc
 	check "detach" tb detach dev "$DEV_R"
 done
+
+# Given no mode, a fresh attach takes native XDP, and where the device
+# has none (a bridge here) tc-ingress, saying so, loading the tc program
+# only then. A mode given means that mode alone.
+BR=tbb$ID
+ip -n "$NS_R" link add "$BR" type bridge && ip -n "$NS_R" link set "$BR" up
+check "attach with no mode on the veth: xdp" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -vv attach dev $DEV_R \
+	2>$tmp/vv && nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $DEV_R | jq -e '.[0].mode == \"xdp\"' >/dev/null"
+check "it left tb_tc out" skipped tb_tc
+check "detach" tb detach dev "$DEV_R"
+err=$(tb attach dev "$BR" 2>&1)
+check "attach with no mode on a bridge (no native XDP): tc-ingress, saying so ($err)" \
+	grep -qE "native XDP refused \(.*\); attached in mode tc-ingress through (tcx|clsact)" <<<"$err"
+check "status says mode tc-ingress" \
+	bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j status dev $BR | jq -e '.[0].mode == \"tc-ingress\" and .[0].attached' >/dev/null"
+check "detach" tb detach dev "$BR"
+err=$(tb attach dev "$BR" mode xdp 2>&1)
+check "mode xdp there is refused, naming why ($err)" grep -qF "the driver has no native XDP (try mode xdpgeneric)" <<<"$err"
+check "and leaves no pins" [ ! -e "/sys/fs/bpf/tbctl/$BR" ]
 summary

@@ -272,6 +272,7 @@ static int replace(struct attach_opts *a, struct kept_rules *k)
 	}
 	if (!a->has_mode)
 		a->mode = cfg.mode;
+	a->has_mode = true;     /* the pins' mode, exactly */
 	if (!a->has_key)
 		a->key = cfg.key;
 	if (!a->max_addrs)
@@ -326,6 +327,8 @@ struct attach {
 	bool own_qdisc, new_fq;
 	bool tcx;               /* a tc mode, through a tcx link */
 	struct tcx_place place;
+	bool any_mode;          /* fresh, no mode given: xdp, else tc-ingress */
+	struct tb *skel_tc;     /* the tc program of a fall back from xdp */
 	bool abandon;           /* a failure now abandons the upgrade */
 	struct upgrade_moves moves;
 	struct tb *skel;
@@ -542,6 +545,7 @@ static int attach_load(struct attach *at)
 	at->skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	at->skel->rodata->tb_xdp_frags = hook_xdp_frags(at->skel->progs.tb_xdp);
 	state_load_hook(at->skel, a->mode <= TB_MODE_XDPGENERIC ? at->skel->progs.tb_xdp : at->skel->progs.tb_tc);
+	at->any_mode = !at->existing && !a->has_mode && !a->has_tc_hook && !a->place_prog;
 	err = at->upgrading ? upgrade_plan(at->dev, at->skel, &at->cfg, &at->moves) : 0;
 	if (err) {
 		out_error("attach dev %s: upgrade the pinned maps: %s; detach, then attach with this build",
@@ -601,24 +605,67 @@ keys:
 /* Config first: the new program may see packets the moment it is
  * hooked. It also says, before the clsact qdisc is made, that tbctl is
  * making it, so a detach after a kill in between removes it. */
-static int attach_hook(struct attach *at)
+static int attach_hook_as(struct attach *at, struct tb_err *e)
 {
 	struct hook_req r = { .dev = at->dev, .mode = at->a.mode, .ifindex = at->ifindex, .prog_fd = at->prog_fd,
 			      .replace = at->existing, .tcx = at->tcx, .place = at->place };
-	struct tb_err e;
 	__u32 zero = 0;
 
+	at->cfg.mode = at->a.mode;
+	at->cfg.tcx = at->tcx;
 	at->cfg.attached = 1;
 	at->cfg.prog_id = prog_id(at->prog_fd);
 	at->cfg.own_fq |= at->new_fq;
 	if (at->a.mode >= TB_MODE_TC_INGRESS && !at->tcx && !at->cfg.own_qdisc && qdisc_clsact_exists(at->ifindex) == 0)
 		at->cfg.own_qdisc = at->own_qdisc = true;
-	if (bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY)) {
-		out_error("attach dev %s: write config: %s", at->dev, strerror(errno));
-		return 1;
+	if (bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY))
+		return tb_fail(e, -errno, "write config: %s", strerror(errno));
+	return hook_program(&r, &at->own_qdisc, e);
+}
+
+/* The tc program, which the load left out, loaded over the pins it made:
+ * only an attach that falls back from XDP pays for its verification. */
+static int attach_load_tc(struct attach *at, struct tb_err *e)
+{
+	struct tb *tc = open_pinned(at->dev, at->cfg.max_addrs);
+	int err;
+
+	if (!tc)
+		return tb_fail(e, -errno, "open BPF object: %s", strerror(errno));
+	tc->rodata->tb_key_dst = at->a.key == TB_KEY_DST;
+	state_load_hook(tc, tc->progs.tb_tc);
+	err = tb__load(tc);
+	if (err) {
+		tb__destroy(tc);
+		return tb_fail(e, err, "load the tc program: %s", strerror(-err));
 	}
-	if (hook_program(&r, &at->own_qdisc, &e)) {
-		out_error("attach dev %s: %s", at->dev, e.msg);
+	at->skel_tc = tc;
+	at->prog_fd = bpf_program__fd(tc->progs.tb_tc);
+	return 0;
+}
+
+/* A fresh attach given no mode takes native XDP, and where the device
+ * has none (or refuses tbctl's program there) tc-ingress, saying so. */
+static int attach_hook(struct attach *at)
+{
+	struct tb_err e;
+	char why[64] = "";
+	__u32 zero = 0;
+	int err = attach_hook_as(at, &e);
+
+	if (err && at->any_mode && err != -EBUSY && err != -EEXIST && err != -EPERM) {
+		snprintf(why, sizeof(why), "native XDP refused (%s)", strerror(-err));
+		at->a.mode = TB_MODE_TC_INGRESS;
+		at->tcx = tcx_supported(at->ifindex) == 1;
+		err = attach_load_tc(at, &e);
+		if (!err)
+			err = attach_hook_as(at, &e);
+		if (!err)
+			out_warn("attach dev %s: %s; attached in mode tc-ingress through %s", at->dev, why,
+				 at->tcx ? "tcx" : "clsact");
+	}
+	if (err) {
+		out_error("attach dev %s: %s%s%s", at->dev, why, why[0] ? ", and in mode tc-ingress: " : "", e.msg);
 		return 1;
 	}
 	at->abandon = false;
@@ -673,6 +720,7 @@ static int attach_device(const struct attach_opts *a, struct kept_rules *k)
 	if (err && at.new_fq)
 		qdisc_fq_delete(at.ifindex);
 	tb__destroy(at.skel);
+	tb__destroy(at.skel_tc);
 	return err;
 }
 
