@@ -32,16 +32,19 @@ check "a scrape before any client holds connections serves this device" grep -q 
 
 # The holder opens its connections from 198.18.0.10, the source address
 # the kernel picks, and then sleeps with them open (exec keeps the
-# descriptors). Writes to one the server closed at once fail quietly.
+# descriptors, and its PID, which it writes, so that the kill below ends
+# it and the output it holds open). Writes to one the server closed at
+# once fail quietly.
 run_s bash -c "ulimit -n $((HOLD + 64)); trap '' PIPE
 	for ((i = 0; i < $HOLD; i++)); do
 		exec {fd}<>/dev/tcp/${EXP%:*}/$PORT 2>/dev/null || continue
 		printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&\$fd 2>/dev/null
 	done
-	echo opened >$tmp/opened
+	echo \$\$ >$tmp/opened.tmp && mv $tmp/opened.tmp $tmp/opened
 	exec sleep 60" &
 holder=$!
 check "the holder opened its connections" within 30 "the holder did not finish" test -e "$tmp/opened"
+holder=$(cat "$tmp/opened" 2>/dev/null || echo "$holder")
 n=$(held)
 check "the server keeps $n of its $HOLD connections open: at most $PER_CLIENT" [ "$n" -le $PER_CLIENT ]
 check "and at least one: the requests did reach it" [ "$n" -ge 1 ]

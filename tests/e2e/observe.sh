@@ -43,7 +43,9 @@ check "-j show top 1 is the first of sort bytes" [ "$(tb -j show dev "$DEV_R" to
 	"$(tb -j show dev "$DEV_R" sort bytes | jq -r '.[0].address')" ]
 
 # Readers take no lock: with the device's lock held by a writer, they answer.
-flock "/run/tbctl/$DEV_R.lock" sleep 20 &
+# The lock's holder is the sleep itself (exec), so that the kill below
+# ends it, and the output it holds open with it.
+bash -c 'exec 9>"$1" && flock 9 && exec sleep 20' holder "/run/tbctl/$DEV_R.lock" &
 holder=$!
 lock_held "/run/tbctl/$DEV_R.lock"
 check "show answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL show dev $DEV_R >/dev/null
