@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* attach, detach, status: the program on the device and its pinned maps. */
+/* attach: tbctl's program on a device and its pinned maps, made, taken
+ * over, upgraded or started over. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,20 +88,6 @@ static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 		return usage_error(cmd, "tc-hook: only for a tc mode (tc-ingress, tc-egress)");
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
-}
-
-/* Detach must not take the program off and then fail to remove the pins
- * (a read-only bpffs): it checks first, and changes nothing if it cannot. */
-static int pins_removable(const char *dev)
-{
-	char dir[PATH_MAX];
-
-	state_dir(dev, dir, sizeof(dir));
-	if (access(dir, W_OK) && errno != ENOENT) {
-		out_error("detach dev %s: cannot remove the pins in %s: %s", dev, dir, strerror(errno));
-		return 0;
-	}
-	return 1;
 }
 
 /* Non-zero (said) when a re-attach asks for another mode, key or table
@@ -192,50 +179,6 @@ static int resume_upgrade(const char *dev)
 	if (finished)
 		out_warn("attach dev %s: finishing an upgrade that was interrupted", dev);
 	return 0;
-}
-
-/* Take tbctl's program off dev, with the qdiscs it made, and remove the
- * pins (of any layout); reports and returns 1 on error. */
-static int remove_attached(const char *cmd, const char *dev, const struct tb_config *c)
-{
-	struct tb_config cfg = *c;
-	__u32 id = hooked_prog(dev, &cfg);
-	int err = 0;
-
-	if (id)
-		err = unhook(cfg.ifindex, cfg.mode, id);
-	/* The qdiscs tbctl made go too, hooked program or not: an attach
-	 * killed before hooking it may have made them already. */
-	if (!err && cfg.mode >= TB_MODE_TC_INGRESS && dev_here(dev, &cfg)) {
-		/* Deleting the clsact deletes every filter on it: one that
-		 * holds filters others added since stays. */
-		int used = cfg.own_qdisc ? qdisc_clsact_in_use(cfg.ifindex) : 0;
-		struct bpf_tc_hook hook;
-
-		tc_hook_of(cfg.ifindex, cfg.mode, &hook);
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		if (cfg.own_qdisc && !used)
-			bpf_tc_hook_destroy(&hook);
-		else if (used > 0)
-			out_warn("%s dev %s: the clsact qdisc tbctl made holds other filters; left it in place",
-				 cmd, dev);
-		else if (used < 0)
-			out_warn("%s dev %s: list the clsact qdisc's filters: %s; left it in place", cmd, dev,
-				 strerror(-used));
-		/* Someone may have put another root qdisc in place of the fq
-		 * tbctl installed: theirs stays. */
-		if (cfg.own_fq && qdisc_fq_delete(cfg.ifindex) == -EINVAL)
-			out_warn("%s dev %s: the root qdisc is no longer the fq tbctl installed; "
-				 "left it in place", cmd, dev);
-	}
-	if (err) {
-		out_error("%s dev %s: remove program: %s", cmd, dev, strerror(-err));
-		return 1;
-	}
-	err = state_unpin(dev, true);
-	if (err)
-		out_error("%s dev %s: remove pins: %s", cmd, dev, strerror(-err));
-	return err != 0;
 }
 
 /* The rules of pins attach ... replace starts over from, n of them. */
@@ -739,85 +682,14 @@ static int run_attach(const void *opts)
 	return err;
 }
 
-/* detach with no pins here: bpffs unmounted, or another mount
- * namespace's. tbctl's programs found on the device are removed; pins
- * another bpffs holds stay there (detach there removes them). */
-static int detach_unpinned(const char *dev)
-{
-	struct hooked h[4];
-	int ifindex = if_nametoindex(dev), n = ifindex ? hooked_anywhere(ifindex, h) : 0, rc = 0;
-
-	if (!n) {
-		out_error("detach dev %s: not attached", dev);
-		return 1;
-	}
-	for (int i = 0; i < n; i++) {
-		int err = unhook(ifindex, h[i].mode, h[i].id);
-
-		if (err) {
-			out_error("detach dev %s: remove tbctl's program (id %u, mode %s): %s", dev, h[i].id,
-				  mode_names[h[i].mode], strerror(-err));
-			rc = 1;
-		} else {
-			out_warn("detach dev %s: no pins in %s, but tbctl's program (id %u, mode %s) was on the "
-				 "device: removed it (pins another bpffs holds stay there)", dev, TB_PIN_ROOT,
-				 h[i].id, mode_names[h[i].mode]);
-		}
-	}
-	return rc;
-}
-
-static int run_detach(const void *opts)
-{
-	const struct cmd_target *a = opts;
-
-	struct tb_config cfg;
-	int err, fd;
-
-	if (device_lock("detach", a->dev, true))
-		return 1;
-	if (!pins_removable(a->dev))
-		return 1;
-	if (state_unfinished(a->dev)) {
-		/* Pins without a config: an attach killed while pinning. */
-		err = state_unpin(a->dev, true);
-		if (err)
-			out_error("detach dev %s: remove pins: %s", a->dev, strerror(-err));
-		return err != 0;
-	}
-	err = state_open_config(a->dev, &fd);
-	if (err == -ENOENT && !state_pinned(a->dev))
-		return detach_unpinned(a->dev);
-	if (!err)
-		close(fd);
-	if (open_attached_config("detach", a->dev, &fd))
-		return 1;
-	err = state_config_get(fd, &cfg);
-	close(fd);
-	if (err) {
-		out_error("detach dev %s: read pinned config: %s", a->dev, strerror(-err));
-		return 1;
-	}
-	return remove_attached("detach", a->dev, &cfg);
-}
-
 const struct command cmd_attach = {
 	.name = "attach",
-	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] [tc-hook tcx|clsact] "
-		 "[before|after PROG] [replace]",
+	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] "
+		 "[tc-hook tcx|clsact] [before|after PROG] [replace]",
 	.opts_size = sizeof(struct attach_opts),
 	.parse = parse_attach,
 	.run = run_attach,
 	.check = attach_conflicts,
 	.flags = CMD_ATTACH | CMD_SAVED,
 	.caps = CAPS_HOOK,
-};
-const struct command cmd_detach = {
-	.name = "detach",
-	.usage = "dev DEV",
-	.opts_size = sizeof(struct cmd_target),
-	.parse = parse_dev_only,
-	.run = run_detach,
-	.flags = CMD_ATTACHED | CMD_DETACH | CMD_FINAL,
-	.caps = CAPS_UNHOOK,
 };

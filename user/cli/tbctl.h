@@ -135,6 +135,10 @@ int open_attached_ro(const char *cmd, const char *dev, struct tb_maps *m);
 /* The config alone, locked: for detach, which must work over the pins of
  * any build. */
 int open_attached_config(const char *cmd, const char *dev, int *fd);
+/* Take tbctl's program off dev, with the qdiscs it made, and remove the
+ * pins (of any layout); cmd names the command in what it reports. 1 on
+ * error (said). */
+int remove_attached(const char *cmd, const char *dev, const struct tb_config *c);
 
 extern const struct command cmd_attach, cmd_detach, cmd_status;
 extern const struct command cmd_rule_set, cmd_rule_del, cmd_rule_list;
