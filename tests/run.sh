@@ -57,21 +57,21 @@ vm_stage() {
 }
 host=()
 for t in tests/e2e/*.sh; do
-	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh) continue ;; esac
+	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh) continue ;; esac
 	[[ -e $t ]] && host+=("$t")
 done
 # Two lanes share the two cores, in two stages. First the unit and
-# program tests, then the host's namespace suites, which judge rates, one
-# at a time, beside the VM stage and then the crash runs, which judge no
-# timing. Then the other suites that judge no timing: the benchmark's
-# smoke run (its numbers are not judged) beside the upgrade's kill loops,
-# the fuzz run and the package's build elsewhere. The upgrade's older
-# builds are made from the start, taking only the CPU that the suites
-# leave.
+# program tests, the host's namespace suites, which judge rates, one at a
+# time, and then the crash runs, which judge no timing, beside the VM
+# stage and then the test of the VM's runner. Then the other suites that
+# judge no timing: the benchmark's smoke run (its numbers are not judged)
+# beside the upgrade's kill loops, the fuzz run and the package's build
+# elsewhere. The upgrade's older builds are made from the start, taking
+# only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_store" "$B/tests/test_prog")
-beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/crash.sh"; }
+beside_vm() { together "${units[*]} ${host[*]} tests/e2e/crash.sh" "vm_stage tests/e2e/vm_runner.sh"; }
 no_timing() { together tests/e2e/bench_smoke.sh "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 
 export TB_OLDER_DIR=$B/older

@@ -5,10 +5,11 @@
 # which this machine's kernel lacks. Prints one summary line. Emulated,
 # everything runs several times slower than on the host, and twice as
 # slow again on a slower host: the limits are about twice the times seen
-# on the slowest. The package and fleet suites prove on Debian's kernel
-# what the host's own suites of those names prove here: they run under
-# TB_FULL=1 (make test-full, before a release), the fleet suite last, as
-# its agents judge time.
+# on the slowest. The upgrade, package and fleet suites prove on Debian's
+# kernel what the host's own suites of those names prove here (the
+# upgrade's programs pass 6.1's verifier in the program tests): they run
+# under TB_FULL=1 (make test-full, before a release), the fleet suite
+# last, as its agents judge time.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
@@ -24,7 +25,7 @@ declare -A SUITE_LIMITS=(
 DEFAULT_LIMIT=60
 suites=()
 for t in tests/vm/e2e/*.sh; do
-	case ${t##*/} in package.sh | fleet.sh) ;; *) suites+=("$t") ;; esac
+	case ${t##*/} in upgrade.sh | package.sh | fleet.sh) ;; *) suites+=("$t") ;; esac
 done
-[[ ${TB_FULL:-0} == 1 ]] && suites+=(tests/vm/e2e/package.sh tests/vm/e2e/fleet.sh)
+[[ ${TB_FULL:-0} == 1 ]] && suites+=(tests/vm/e2e/upgrade.sh tests/vm/e2e/package.sh tests/vm/e2e/fleet.sh)
 run_suites "$B/tests/test_prog" "${suites[@]}"
