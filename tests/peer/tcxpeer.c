@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "peer.skel.h"
+#include "lib/hook.h"
 #include "lib/tcx.h"
 
 static int usage(void)
@@ -105,14 +106,10 @@ static int progs(const char *dev, const char *hook)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(ids[i]);
+		char name[BPF_OBJ_NAME_LEN];
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			printf("%u %s\n", ids[i], info.name);
-		if (fd >= 0)
-			close(fd);
+		prog_name(ids[i], name);
+		printf("%u %s\n", ids[i], name);
 	}
 	return 0;
 }

@@ -431,7 +431,7 @@ static int attach_place(struct attach *at)
 		out_error("attach dev %s: %s: programs are placed among others on a tcx hook, %s; tbctl's clsact "
 			  "filter goes at priority %#x", at->dev, word,
 			  a->has_tc_hook ? "not with tc-hook clsact" : "and this kernel has none (Linux 6.6 added it)",
-			  hook_tc_prio());
+			  TB_TC_PRIO);
 		return 1;
 	}
 	if (hook_tcx_find(at->ifindex, a->mode, a->place_prog, &at->place.id, &e)) {

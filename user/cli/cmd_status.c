@@ -83,8 +83,8 @@ struct status_dev {
 	int paced;              /* shape_paced() */
 	bool moved;
 	__u32 id;
-	/* The programs on that hook, in order; 0 when they cannot be
-	 * listed (that takes CAP_NET_ADMIN). */
+	/* The programs on its tcx hook, in order; 0 when it is on none,
+	 * or they cannot be listed (that takes CAP_NET_ADMIN). */
 	__u32 tcx[TCX_MAX_PROGS];
 	int ntcx;
 	char name[IF_NAMESIZE]; /* the device's name now, when renamed */

@@ -20,10 +20,6 @@
 #include "lib/state.h"
 #include "lib/tcx.h"
 
-/* Our tc filter's identity on the clsact hook, so replace and detach find
- * exactly it and leave other filters alone. */
-#define TB_TC_HANDLE 0x7b1
-#define TB_TC_PRIO 0x7b1
 
 bool dev_here(const char *dev, const struct tb_config *cfg)
 {
@@ -251,11 +247,6 @@ static __u32 tcx_prog(int ifindex, int mode)
 		if (is_tbctl_prog(ids[i]))
 			return ids[i];
 	return 0;
-}
-
-unsigned int hook_tc_prio(void)
-{
-	return TB_TC_PRIO;
 }
 
 /* Whether what names a program (its name, or its id in digits) names

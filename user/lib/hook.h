@@ -12,6 +12,11 @@
 #include "abi/tb_abi.h"
 #include "lib/tcx.h"
 
+/* Our tc filter's identity on the clsact hook, so replace and detach find
+ * exactly it and leave other filters alone. */
+#define TB_TC_HANDLE 0x7b1
+#define TB_TC_PRIO 0x7b1
+
 /* One of tbctl's programs found on a device: its mode and id. */
 struct hooked {
 	int mode;       /* enum tb_mode */
@@ -37,8 +42,6 @@ struct hook_req {
  * failure, said in e. */
 struct tb_err;
 int hook_program(const struct hook_req *r, bool *own_qdisc, struct tb_err *e);
-/* The priority of tbctl's filter on the clsact hook. */
-unsigned int hook_tc_prio(void);
 /* The id of the program on ifindex's tcx hook of mode that what names
  * (a program's name, or its id in digits): 0, or -errno said in e (none,
  * or more than one of that name). */
