@@ -58,6 +58,16 @@ static long zero_shared_counters(struct bpf_map *map, const __u32 *slot, struct 
 	return 0;
 }
 
+/* A fleet key's refusals, which show as its bucket's: a plain store,
+ * since a refusal counted just before it is one the reset may take or
+ * leave. The agent reads a count lower than last round's as a reset. */
+static long zero_fleet_refusals(struct bpf_map *map, const struct tb_fleet_key *k, struct tb_fleet_entry *e,
+				void *ctx)
+{
+	WRITE_ONCE(e->refused, 0);
+	return 0;
+}
+
 /* One CPU's global counters, as they are now, into sum. */
 static long add_cpu_stats(__u64 cpu, struct tb_stats *sum)
 {
@@ -98,7 +108,8 @@ static void restart_stats(__u32 cpus, struct tb_stats *taken)
  * is counted in both, where the other order would leave it in a bucket
  * and take it from the global counters, which never count less than the
  * buckets they cover. The epoch goes before the buckets: a flush that
- * finds it moved on comes after the bucket was zeroed. */
+ * finds it moved on comes after the bucket was zeroed. The fleet keys'
+ * refusals, shown as their buckets', go last. */
 static __always_inline int tb_reset_run(struct tb_reset_req *req)
 {
 	__u32 zero = 0;
@@ -110,6 +121,7 @@ static __always_inline int tb_reset_run(struct tb_reset_req *req)
 	WRITE_ONCE(cfg->reset_epoch, req->reset_epoch);
 	bpf_for_each_map_elem(&buckets, zero_counters, 0, 0);
 	bpf_for_each_map_elem(&shared, zero_shared_counters, 0, 0);
+	bpf_for_each_map_elem(&fleet, zero_fleet_refusals, 0, 0);
 	return XDP_PASS;
 }
 

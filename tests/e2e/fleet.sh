@@ -98,7 +98,7 @@ use() {
 done
 for _ in $(seq 1 100); do
 	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
-	jq -e '.[0].fleet_refused > 0' "$tmp/showaddr" >/dev/null 2>&1 && break
+	jq -e '.[0].fleet_refused_bytes > 0' "$tmp/showaddr" >/dev/null 2>&1 && break
 	sleep 0.05
 done
 "$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
@@ -112,10 +112,27 @@ check "fleet show names the key, its spending and its lease: $v" [ "$v" = "198.1
 # only required to be there.
 want="number number true"
 [[ -n ${FLEET_QUICK:-} ]] && want="number number"
-v=$(jq -r '.[0] | "\(.fleet_credit | type) \(.fleet_refused | type) \(.fleet_refused > 0)"' "$tmp/showaddr")
+v=$(jq -r '.[0] | "\(.fleet_credit_bytes | type) \(.fleet_refused_bytes | type) \(.fleet_refused_bytes > 0)"' \
+	"$tmp/showaddr")
 check "show says what the address's fleet key holds and was refused: $v" [ "${v:0:${#want}}" = "$want" ]
-v=$(jq -r '.addresses[0] | "\(.address) \(.fleet_credit | type)"' "$tmp/top")
-check "top says what the address's fleet key holds: $v" [ "$v" = "$CLIENT number" ]
+v=$(jq -r '.addresses[0] | "\(.address) \(.fleet_credit_bytes | type) \(.fleet_refused_bytes | type)"' "$tmp/top")
+check "top says what the address's fleet key holds and refused: $v" [ "$v" = "$CLIENT number number" ]
+
+# Idle, the key gives its credit back after the agent's 20 idle rounds of
+# 10 ms; its refusals, shown as its bucket's, stay until a reset.
+was=$(jq -r '.[0].fleet_refused_bytes' "$tmp/showaddr")
+client_fleet() { "$TBCTL" -j show dev "${H[0]}" addr $CLIENT | jq -r ".[0].fleet_$1_bytes"; }
+credit_back() { [ "$(client_fleet credit)" = 0 ]; }
+check "idle: the key's credit given back" within 10 "its credit read 0" credit_back
+sleep 0.5
+now=$(client_fleet refused)
+check "idle: its refusals kept ($now B; $was B while it sent)" [ "$now" -ge "$was" ]
+check "the metrics' top addresses give them" grep -Eq \
+	"^tbctl_address_fleet_refused_bytes_total\{dev=\"${H[0]}\",address=\"$CLIENT\",rule=\"198.18.0.0/16\"\} $now\$" \
+	<("$TBCTL" metrics dev "${H[0]}" top 5)
+check "reset counters" "$TBCTL" reset counters dev "${H[0]}"
+v=$(client_fleet refused)
+check "a reset zeroes them ($v)" [ "$v" = 0 ]
 if [[ -z ${FLEET_QUICK:-} ]]; then
 	# 90/10: nine of every ten frames to host 1.
 	use 90-10 "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[0]}" "${D[1]}"

@@ -92,6 +92,14 @@ static void fleet_key_pays_from_share_then_credit(void)
 	CHECK_EQ(fleet_apply(&k, TB_FLEET_TAKE, 0, 0), 500, "taken back");
 	CHECK_EQ(fleet_entry(&k).credit, 0, "credit after the take");
 
+	/* The key's refusals show as its bucket's: a reset zeroes them with
+	 * the bucket's counters, and leaves what the agent reads of the rest. */
+	CHECK_EQ(reset_counters(0, NULL), XDP_PASS, "reset program ran");
+	e = fleet_entry(&k);
+	CHECK_EQ(e.refused, 0, "a reset zeroes the key's refusals");
+	CHECK_EQ(e.spent, 2000, "and keeps its spending");
+	CHECK_EQ(e.share_spent, 2000, "and its share's");
+
 	/* Credit under a lease that has run out is never spent, and a grant
 	 * after it takes it away first: the store counted it as spent. */
 	fleet_apply(&k, TB_FLEET_GRANT, 3000, mono_now() - 1);

@@ -40,6 +40,7 @@ struct top_row {
 	struct tb_addr addr;
 	int rule;
 	struct tb_counters c;
+	__u64 fleet_refused;            /* units of its rule's fleet key refused; rule fleet only */
 };
 
 /* One device as read at one moment. */
@@ -100,6 +101,19 @@ static int read_bucket(const struct tb_addr *a, const struct tb_bucket *b, int r
 	return 0;
 }
 
+/* What the fleet keys of the top rows under fleet rules refused. */
+static void read_top_fleet(struct dev_read *d, const struct tb_maps *m)
+{
+	__u64 now = now_ns(), credit;
+
+	for (size_t t = 0; t < d->ntop; t++) {
+		struct top_row *r = &d->top[t];
+
+		if (r->rule >= 0 && d->rs->rules[r->rule].fleet)
+			snapshot_fleet_key(m, &d->rs->rules[r->rule], &r->addr, now, &credit, &r->fleet_refused);
+	}
+}
+
 /* The device's maps, read in the order show reads them. -ENOENT (and
  * not attached) when there are no pins, or another build's. */
 static int read_dev(struct dev_read *d)
@@ -131,6 +145,8 @@ static int read_dev(struct dev_read *d)
 		err = snapshot_foreach(&sn, read_bucket, d);
 	if (!err && d->ntop)
 		qsort(d->top, d->ntop, sizeof(*d->top), by_dropped_desc);
+	if (!err)
+		read_top_fleet(d, &m);
 	for (int id = 0; !err && id < TB_MAX_RULES; id++) {
 		__u32 slot = d->rs->rules[id].shared;
 		struct tb_shared sh;
@@ -293,6 +309,45 @@ static void write_rule_counts(FILE *f, struct dev_read *d, int n)
 	}
 }
 
+static void sample_top(FILE *f, const char *name, const struct dev_read *d, const struct top_row *r, __u64 v)
+{
+	char addr[INET6_ADDRSTRLEN], rule[PREFIX_TEXT_MAX] = "none";
+
+	ruleset_addr_format(d->rs, &r->addr, r->rule, addr, sizeof(addr));
+	if (r->rule >= 0)
+		rule_format(&d->rs->rules[r->rule], rule, sizeof(rule));
+	fprintf(f, "%s{dev=\"", name);
+	prom_label(f, d->dev);
+	fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule, (unsigned long long)v);
+}
+
+/* What the fleet refused of the top addresses under fleet rules, in the
+ * unit their rule charges. */
+static void write_top_fleet(FILE *f, struct dev_read *d, int n)
+{
+	char name[96], help[160];
+
+	for (int packets = 0; packets <= 1; packets++) {
+		bool family = false;
+
+		snprintf(name, sizeof(name), "tbctl_address_fleet_refused_%s_total", packets ? "packets" : "bytes");
+		snprintf(help, sizeof(help), "%s a top address's fleet key refused (its rule charges %s)",
+			 packets ? "Packets" : "Bytes", packets ? "packets" : "bytes");
+		for (int i = 0; i < n; i++)
+			for (size_t t = 0; t < d[i].ntop; t++) {
+				const struct top_row *r = &d[i].top[t];
+				const struct tb_rule *rule = r->rule >= 0 ? &d[i].rs->rules[r->rule] : NULL;
+
+				if (!rule || !rule->fleet || (rule->cost == TB_COST_PACKETS) != packets)
+					continue;
+				if (!family)
+					prom_family(f, name, "counter", help);
+				family = true;
+				sample_top(f, name, &d[i], r, r->fleet_refused);
+			}
+	}
+}
+
 /* The top addresses by dropped bytes: one series each, of their passed
  * and dropped counters. */
 static void write_top_addresses(FILE *f, struct dev_read *d, int n)
@@ -309,19 +364,11 @@ static void write_top_addresses(FILE *f, struct dev_read *d, int n)
 		snprintf(help, sizeof(help), "%s of one of the top addresses by dropped bytes", counter_fields[k].name);
 		prom_family(f, name, "counter", help);
 		for (int i = 0; i < n; i++)
-			for (size_t t = 0; t < d[i].ntop; t++) {
-				const struct top_row *r = &d[i].top[t];
-				char addr[INET6_ADDRSTRLEN], rule[PREFIX_TEXT_MAX] = "none";
-
-				ruleset_addr_format(d[i].rs, &r->addr, r->rule, addr, sizeof(addr));
-				if (r->rule >= 0)
-					rule_format(&d[i].rs->rules[r->rule], rule, sizeof(rule));
-				fprintf(f, "%s{dev=\"", name);
-				prom_label(f, d[i].dev);
-				fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule,
-					(unsigned long long)counter_value(&r->c, &counter_fields[k]));
-			}
+			for (size_t t = 0; t < d[i].ntop; t++)
+				sample_top(f, name, &d[i], &d[i].top[t],
+					   counter_value(&d[i].top[t].c, &counter_fields[k]));
 	}
+	write_top_fleet(f, d, n);
 }
 
 /* Every family, over every device that was read. */

@@ -6,7 +6,8 @@
  *    over the store's round trip and two rounds (agent_want);
  *  - holding credit whose lease is half gone: renews the lease;
  *  - idle for IDLE_ROUNDS rounds: takes its credit back and returns it;
- *  - idle, holding nothing, its share full again: deletes the key.
+ *  - idle, holding nothing, its share full again: deletes the key, unless
+ *    a bucket the table keeps shows its refusals (kept_for_refusals).
  * A round's asks go to the store STORE_BATCH keys at a time, one call a
  * hash tag, pipelined: a round trip to each server. Grants and take-backs
  * are made by the datapath's own program (tb_fleet_apply), atomic against
@@ -27,6 +28,7 @@
 #include "fleet/agent.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
+#include "lib/tables.h"
 #include "fleet/store.h"
 #include "tb.skel.h"
 
@@ -46,6 +48,7 @@ struct akey {
 	__u64 active_ns;        /* the latest round it was busy in */
 	__u64 lease_end_ns;     /* of the credit it holds */
 	__u64 next_ask_ns;      /* no ask for more before */
+	__u64 kept_until_ns;    /* kept for its refusals: not looked at again before */
 	__u64 ret;              /* taken back, not yet returned */
 	/* this round */
 	__u64 have, want;
@@ -204,6 +207,37 @@ static int fleet_read(struct agent *a)
 	return (int)n;
 }
 
+/* Whether an idle key holding nothing stays for its refusals: show, top
+ * and the metrics read a bucket's fleet refusals from its key, a counter
+ * only a reset may lower, so the key lives as long as its bucket does.
+ * Only a bucket the table spares (TB_SEEN_AGAIN, table.h) keeps its key:
+ * a flood of sources seen once cannot fill fleet[], which has a way for
+ * every bucket. A shared rule's one key lives with its rule. Looked at
+ * again once every IDLE_ROUNDS rounds: a set is a kilobyte to read. */
+static bool kept_for_refusals(struct agent *a, struct akey *ak, const struct tb_fleet_entry *e,
+			      const struct tb_rule *r, __u64 now, __u64 interval)
+{
+	struct tb_config cfg;
+	struct tb_bucket b;
+
+	if (!e->refused)
+		return false;
+	if (now < ak->kept_until_ns || r->scope == TB_SCOPE_SHARED)
+		return true;
+	if (state_read_config(&a->m, &cfg) || bucket_get(&a->m, &cfg, &ak->k.key, &b) ||
+	    !(b.rule & TB_SEEN_AGAIN) || (b.rule & TB_RULE_INDEX) != ak->rule)
+		return false;
+	ak->kept_until_ns = now + IDLE_ROUNDS * interval;
+	return true;
+}
+
+/* Units counted since the last round in one of an entry's cumulative
+ * counts; a reset (tb_reset_counters) zeroes refusals. */
+static __u64 since(__u64 was, __u64 is)
+{
+	return is >= was ? is - was : is;
+}
+
 /* Read fleet[] and decide each key's part in this round. */
 static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 {
@@ -230,7 +264,7 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 		rule = k.rule < TB_MAX_RULES ? a->rule_of[k.rule] : -1;
 		ak->ask = ak->renew = ak->take = false;
 		ak->want = 0;
-		d = (e.spent - ak->spent) + (e.refused - ak->refused);
+		d = since(ak->spent, e.spent) + since(ak->refused, e.refused);
 		ak->spent = e.spent;
 		ak->refused = e.refused;
 		ak->have = e.credit > 0 && e.expires_ns > now ? (__u64)e.credit : 0;
@@ -257,7 +291,7 @@ static int scan(struct agent *a, __u64 now, __u64 dt_ns, bool *deleted)
 			ak->ask = ak->ret > 0;
 			if (!ak->take && !ak->ret && e.credit <= 0 &&
 			    (!r->share.rate || now - e.share.last_ns >= r->share.fill_ns) &&
-			    now - e.last_ns > IDLE_ROUNDS * interval &&
+			    now - e.last_ns > IDLE_ROUNDS * interval && !kept_for_refusals(a, ak, &e, r, now, interval) &&
 			    bpf_map_delete_elem(a->m.fleet, &k) == 0) {
 				ak->used = false;
 				*deleted = true;

@@ -7,14 +7,15 @@
 void bucket_json(struct json_object *o, const struct tb_maps *m, const struct tb_rule *rule,
 		 const struct tb_addr *addr, __u64 tokens, __u64 now)
 {
+	bool packets = rule->cost == TB_COST_PACKETS;
 	__u64 credit, refused;
 
-	json_add_u64(o, rule->cost == TB_COST_PACKETS ? "tokens_packets" : "tokens_bytes", tokens);
+	json_add_u64(o, packets ? "tokens_packets" : "tokens_bytes", tokens);
 	if (!rule->fleet)
 		return;
 	snapshot_fleet_key(m, rule, addr, now, &credit, &refused);
-	json_add_u64(o, "fleet_credit", credit);
-	json_add_u64(o, "fleet_refused", refused);
+	json_add_u64(o, packets ? "fleet_credit_packets" : "fleet_credit_bytes", credit);
+	json_add_u64(o, packets ? "fleet_refused_packets" : "fleet_refused_bytes", refused);
 }
 
 void counters_json(struct json_object *o, const struct tb_counters *c)

@@ -8,7 +8,8 @@
 #include "abi/tb_abi.h"
 
 /* Its tokens, in its rule's unit, and for a fleet rule what the fleet
- * key holds here: addr's (NULL: the rule's shared key). */
+ * key holds here and has refused since the last reset, in the same unit:
+ * addr's (NULL: the rule's shared key). */
 void bucket_json(struct json_object *o, const struct tb_maps *m, const struct tb_rule *rule,
 		 const struct tb_addr *addr, __u64 tokens, __u64 now);
 /* Its counters, each by its name (view/counters.h). */
