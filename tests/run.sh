@@ -70,7 +70,7 @@ done
 # only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
-	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_store" "$B/tests/test_prog")
+	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_store" "$B/tests/test_prog")
 beside_vm() { together "${units[*]} ${host[*]} tests/e2e/crash.sh" "vm_stage tests/e2e/vm_runner.sh"; }
 no_timing() { together tests/e2e/bench_smoke.sh "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 

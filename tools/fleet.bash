@@ -88,7 +88,7 @@ fleet_agents() {
 	local url=$1 i
 	shift
 	for i in $(seq 1 ${#FLEET_H[@]}); do
-		"$TBCTL" fleet run dev "${FLEET_H[i - 1]}" store "$url" host "h$i" "$@" 2>"$tmp/agent$i.err" &
+		"$TBCTL" -n "${FLEET_H[i - 1]}" fleet run dev "${FLEET_H[i - 1]}" store "$url" host "h$i" "$@" 2>"$tmp/agent$i.err" &
 		FLEET_AGENTS+=($!)
 	done
 }

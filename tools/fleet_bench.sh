@@ -111,7 +111,7 @@ move() {
 	ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.1.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
 	ip netns exec "$FLEET_S" "$TBGEN" send --src $CLIENT --dst 198.18.2.2 --seconds "$SEND_S" --size 1000 --pps 960 >/dev/null
 	wait "${RPIDS[@]}"
-	rtt=$("$TBCTL" -j status dev "${FLEET_H[1]}" | jq '.[0].fleet.rtt_us')
+	rtt=$("$TBCTL" -n "${FLEET_H[1]}" -j status dev "${FLEET_H[1]}" | jq '.[0].fleet.rtt_us')
 	slots "$tmp/move.recv2" | awk -v r=$R -v rtt="$rtt" -v d="$1" '
 		$2 > 0 { s[$1] = $2; if (!m0 || $1 < m0) m0 = $1; if ($1 > m1) m1 = $1 }
 		END {
@@ -149,12 +149,12 @@ if [[ -n ${FLEET_BENCH_DELAYS:-} ]]; then
 	for d in $FLEET_BENCH_DELAYS; do
 		((d == 0)) || ip netns exec "$ST" tc qdisc replace dev "st$$" root netem delay "${d}ms"
 		for i in 1 2 3 4; do
-			nsenter --net=/var/run/netns/"$FLEET_S" "$TBCTL" fleet run dev "${FLEET_H[i - 1]}" \
+			nsenter --net=/var/run/netns/"$FLEET_S" "$TBCTL" -n "${FLEET_H[i - 1]}" fleet run dev "${FLEET_H[i - 1]}" \
 				store "redis://198.19.255.2:$SP" host "h$i" interval 10 fleet "d$d" 2>"$tmp/agent$i.err" &
 			FLEET_AGENTS+=($!)
 		done
 		for h in "${FLEET_H[@]}"; do
-			for _ in $(seq 1 500); do "$TBCTL" status dev "$h" | grep -q 'agent running' && break; sleep 0.02; done
+			for _ in $(seq 1 500); do "$TBCTL" -n "$h" status dev "$h" | grep -q 'agent running' && break; sleep 0.02; done
 		done
 		move "$d"
 		fleet_agents_stop
@@ -175,7 +175,7 @@ for keys in "${KEYS[@]}"; do
 	log "B: $keys busy keys"
 	fleet_tb "$h" attach dev "$h" mode xdp max-addrs $((src * 2))
 	fleet_tb "$h" rule set dev "$h" 198.18.0.0/15 rate 10kbps burst 20k fleet on
-	"$TBCTL" fleet run dev "$h" store "redis://127.0.0.1:$PORT" host hb interval 10 2>"$tmp/agentB.err" &
+	"$TBCTL" -n "$h" fleet run dev "$h" store "redis://127.0.0.1:$PORT" host hb interval 10 2>"$tmp/agentB.err" &
 	agent=$!
 	mac=$(netns_mac "$h" "$h")
 	nsenter --net=/var/run/netns/"$FLEET_S" "$B/tbbench" gen --dev "s$h" --dmac "$mac" --src 198.18.128.0 \
@@ -187,8 +187,8 @@ for keys in "${KEYS[@]}"; do
 	sleep "$SEND_S"
 	c1=$(awk '{ print $14 + $15 }' /proc/$agent/stat)
 	k1=$(redis-cli -p "$PORT" info stats | awk -F: '$1 == "total_commands_processed" { print $2 + 0 }')
-	held=$("$TBCTL" -j status dev "$h" | jq '.[0].fleet.keys')
-	calls=$("$TBCTL" -j status dev "$h" | jq '.[0].fleet.calls')
+	held=$("$TBCTL" -n "$h" -j status dev "$h" | jq '.[0].fleet.keys')
+	calls=$("$TBCTL" -n "$h" -j status dev "$h" | jq '.[0].fleet.calls')
 	wait $gen || true
 	kill $agent; wait $agent || true
 	awk -v k="$keys" -v held="$held" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v s="$SEND_S" \

@@ -44,11 +44,12 @@ netns_neigh() {
 # (which deletes its veth end, and so the pair). Never fails, so that it
 # runs to the end in a trap under set -e.
 netns_del() {
-	local tbctl=$1 ns=$2 dev
+	local tbctl=$1 ns=$2 dev ino
 	shift 2
+	ino=$(stat -L -c %i /var/run/netns/"$ns" 2>/dev/null)
 	for dev in "$@"; do
 		nsenter --net=/var/run/netns/"$ns" "$tbctl" detach dev "$dev" >/dev/null 2>&1 || true
-		rm -f /run/tbctl/"$dev".lock
+		rm -f "/run/tbctl/$dev:$ino.lock"
 	done
 	ip netns del "$ns" 2>/dev/null || true
 }

@@ -173,7 +173,7 @@ check "detach" tb detach dev "$DEV_R"
 # gone: nothing of tbctl's left on the device: pins, XDP, a clsact qdisc
 # or a program on the tcx hook.
 gone() {
-	[[ ! -e /sys/fs/bpf/tbctl/$DEV_R ]] && ! ip -n "$NS_R" link show dev "$DEV_R" | grep -q xdp &&
+	[[ ! -e $(pins $NS_R $DEV_R) ]] && ! ip -n "$NS_R" link show dev "$DEV_R" | grep -q xdp &&
 		! tc -n "$NS_R" qdisc show dev "$DEV_R" | grep -q clsact &&
 		[[ -z $(nsenter --net=/var/run/netns/"$NS_R" "$B/tests/tcxpeer" progs "$DEV_R" ingress) ]]
 }
@@ -200,7 +200,7 @@ for mode in xdp tc-ingress; do
 		fi
 		# Or detach at once: either way nothing may be left.
 		tb detach dev "$DEV_R" >/dev/null 2>&1
-		gone || { bad=1; echo "kill at attach call $k: detach left $(ls /sys/fs/bpf/tbctl/$DEV_R 2>/dev/null | xargs) $(tc -n "$NS_R" qdisc show dev "$DEV_R" | grep clsact)"; }
+		gone || { bad=1; echo "kill at attach call $k: detach left $(ls $(pins $NS_R $DEV_R) 2>/dev/null | xargs) $(tc -n "$NS_R" qdisc show dev "$DEV_R" | grep clsact)"; }
 	done
 	check "attach (mode $mode) killed at $kills (seed $TB_SEED), one point of each phase: the next attach or detach recovers, nothing left" [ "$bad" = 0 ]
 done

@@ -2,7 +2,7 @@
 # Every failure says what was attempted and why, exits 1 (2 for usage),
 # and leaves what was configured untouched.
 . "$(dirname "$0")/lib.bash"
-session_cleanup() { rm -rf "/sys/fs/bpf/tbctl/tby$ID"; rm -f /run/tbctl/tb[xy]"$ID".lock; }
+session_cleanup() { rm -rf /sys/fs/bpf/tbctl/tby"$ID":*; rm -f /run/tbctl/tb[xy]"$ID":*.lock; }
 setup
 chmod 755 "$tmp"   # the not-root case runs a copy of tbctl from here
 
@@ -12,7 +12,7 @@ check "prefix rule" tb rule set dev "$DEV_R" 198.18.4.0/24 rate 1mbit
 ip -n "$NS_R" link add "tbx$ID" type veth peer name "tbxp$ID"
 ip -n "$NS_R" link add "tby$ID" type veth peer name "tbyp$ID"
 
-state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'if type == "array" then map(del(.addresses)) else . end'; ls /sys/fs/bpf/tbctl | grep -F "$ID"; }
+state() { tb -j rule list dev "$DEV_R"; tb -j status dev "$DEV_R" | jq -c 'if type == "array" then map(del(.addresses)) else . end'; ls /sys/fs/bpf/tbctl | grep -F "$ID:"; }
 snap=$(state)
 
 # expect_fail CODE PATTERN ARGS...
@@ -110,16 +110,17 @@ check "bpffs unavailable: says so ($err)" grep -qF "stats dev $DEV_R: bpffs unav
 check "state unchanged" [ "$(state)" = "$snap" ]
 
 # The kernel refusing the load: a pinned map of another layout in the way.
-mkdir -p "/sys/fs/bpf/tbctl/tby$ID"
-bpftool map create "/sys/fs/bpf/tbctl/tby$ID/buckets" type hash key 16 value 8 entries 16 name buckets
+tby=$(pins "$NS_R" "tby$ID")
+mkdir -p "$tby"
+bpftool map create "$tby/buckets" type hash key 16 value 8 entries 16 name buckets
 err=$(tb attach dev "tby$ID" 2>&1)
 rc=$?
 check "refused load: exit 1 (got $rc)" [ "$rc" = 1 ]
 check "refused load: says what was attempted ($err)" grep -qF "attach dev tby$ID: load BPF program and maps:" <<<"$err"
 check "refused load: points at -v" grep -qF -- "-v shows the kernel's log" <<<"$err"
-check "refused load: its own pins removed" [ ! -e "/sys/fs/bpf/tbctl/tby$ID" ]
-mkdir -p "/sys/fs/bpf/tbctl/tby$ID"
-bpftool map create "/sys/fs/bpf/tbctl/tby$ID/buckets" type hash key 16 value 8 entries 16 name buckets
+check "refused load: its own pins removed" [ ! -e "$tby" ]
+mkdir -p "$tby"
+bpftool map create "$tby/buckets" type hash key 16 value 8 entries 16 name buckets
 err=$(tb -v attach dev "tby$ID" 2>&1)
 check "refused load with -v: shows libbpf's and the kernel's last lines" grep -q "reuse pinned map" <<<"$err"
 check "refused load: nothing attached" lacks xdp ip -n "$NS_R" link show dev "tby$ID"
@@ -176,7 +177,7 @@ check "-j error about a name with control and non-UTF-8 bytes is valid JSON" \
 		jq -e '.error == \"rule set dev a\\\\x1bb\\\\xffc: no such device\"' >/dev/null"
 err=$(tb rule set dev "$DEV_R" default rate $'5\x07mbit' 2>&1)
 check "text error: the control byte escaped ($err)" grep -qF 'invalid rate "5\x07mbit"' <<<"$err"
-check "no lock file for names that are no device" [ ! -e "/run/tbctl/nosuch$ID.lock" ]
+check "no lock file for names that are no device" [ ! -e "$(lockfile "$NS_R" "nosuch$ID")" ]
 err=$(printf 'rule set dev %s 198.18.9.0/24 rate 1mbit\nattach dev %s mode tc-ingress\n' "$DEV_R" "$DEV_R" | tb -batch - 2>&1)
 check "batch re-attaching in another mode: refused at line 2 ($err)" \
 	grep -qF "line 2: attach dev $DEV_R: attached as mode xdp key src, not mode tc-ingress key src; detach first to change that" <<<"$err"
@@ -192,7 +193,7 @@ check "batch: rules as before, the deleted one back" [ "$(state)" = "$snap" ]
 printf 'attach dev tbx%s mode tc-ingress\nrule set dev tbx%s default rate 1mbit\nshow dev tbx%s addr 198.18.99.99\n' \
 	"$ID" "$ID" "$ID" >"$tmp/undo2"
 tb -batch "$tmp/undo2" >/dev/null 2>&1
-check "batch: a device it attached is detached again" [ ! -e "/sys/fs/bpf/tbctl/tbx$ID" ]
+check "batch: a device it attached is detached again" [ ! -e "$(pins "$NS_R" "tbx$ID")" ]
 check "batch: ... and its clsact qdisc removed" lacks clsact tc -n "$NS_R" qdisc show dev "tbx$ID"
 # A batch opens a device's pins once; its own detach and attach make new
 # ones, which the lines after them must use.
@@ -225,12 +226,12 @@ err=$(timeout 30 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch "$tmp/many" 2>
 rc=$?
 check "batch naming 70 devices: no hang, exit 1 (got $rc)" [ "$rc" = 1 ]
 check "batch naming 70 devices: checked under all 70 locks ($err)" grep -qF "line 1: reset dev d1x$ID: not attached" <<<"$err"
-rm -f /run/tbctl/d*x"$ID".lock
+rm -f /run/tbctl/d*x"$ID":*.lock
 # The batch holds its devices' locks from its check to its end.
 printf 'rule set dev %s 198.19.77.0/24 rate 1mbit\n' "$DEV_R" >"$tmp/slow"
-flock "/run/tbctl/$DEV_R.lock" sleep 2 &
+flock "$(lockfile "$NS_R" "$DEV_R")" sleep 2 &
 holder=$!
-lock_held "/run/tbctl/$DEV_R.lock"
+lock_held "$(lockfile "$NS_R" "$DEV_R")"
 check "a batch waits for a writer holding its device" \
 	bash -c "timeout 1 nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/slow; [ \$? = 124 ]"
 wait "$holder"
@@ -254,14 +255,14 @@ err=$(unshare -m bash -c "mount --bind /sys/fs/bpf /sys/fs/bpf && mount -o remou
 rc=$?
 check "detach on a read-only bpffs: exit 1 (got $rc)" [ "$rc" = 1 ]
 check "detach on a read-only bpffs: says so ($err)" \
-	grep -qF "detach dev $DEV_R: cannot remove the pins in /sys/fs/bpf/tbctl/$DEV_R: Read-only file system" <<<"$err"
+	grep -qF "detach dev $DEV_R: cannot remove the pins in $(pins "$NS_R" "$DEV_R"): Read-only file system" <<<"$err"
 check "detach on a read-only bpffs: still attached" [ "$(tb -j status dev "$DEV_R" | jq '.[0].attached')" = true ]
 check "detach on a read-only bpffs: state unchanged" [ "$(state)" = "$snap" ]
 
 # Pins of another layout (another tbctl build) are refused by every
 # command before anything is read or written, and detach still works.
 # The program keeps its own maps; only the pin is swapped.
-pin=/sys/fs/bpf/tbctl/$DEV_R/dropcache
+pin=$(pins "$NS_R" "$DEV_R")/dropcache
 rm -f "$pin"
 check "pin a dropcache of another layout" bpftool map create "$pin" type percpu_array key 4 value 8 entries 1 name tbold
 snap=$(state)
@@ -270,7 +271,7 @@ for cmd in "show dev $DEV_R" "stats dev $DEV_R" "rule list dev $DEV_R" "rule set
 	expect_fail 1 "another tbctl build's (map dropcache has type 6, key 4 and value 8 bytes; this build expects 6, 4 and 48)" $cmd
 done
 check "detach works over another build's pins" tb detach dev "$DEV_R"
-check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
+check "detach removed them" [ ! -e "$(pins "$NS_R" "$DEV_R")" ]
 
 # Pins that a newer build attached (a later layout in the config) are
 # refused the same way, attach included: nothing is downgraded. The newer
@@ -278,7 +279,7 @@ check "detach removed them" [ ! -e "/sys/fs/bpf/tbctl/$DEV_R" ]
 # the beginning every layout shares.
 # This build's layout: the last definition (the first is the fixture's).
 LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/abi/tb_abi.h")
-pins=/sys/fs/bpf/tbctl/$DEV_R
+pins=$(pins "$NS_R" "$DEV_R")
 check "attach again" tb attach dev "$DEV_R"
 read -ra bytes <<<"$(bpftool -j map lookup pinned "$pins/config" key 0 0 0 0 | jq -r '.value | join(" ")')"
 NEWER=$((LAYOUT + 1))

@@ -37,7 +37,7 @@ for i in $(seq 1 $N); do
 		fleet on share 40kbit
 done
 fleet_agents "$STORE" interval 10
-agents_up() { for h in "${H[@]}"; do "$TBCTL" status dev "$h" | grep -q 'agent running' || return 1; done; }
+agents_up() { for h in "${H[@]}"; do "$TBCTL" -n "$h" status dev "$h" | grep -q 'agent running' || return 1; done; }
 # Within 30 s: in the emulated VM beside a busy host, 4 agents take seconds
 # to start.
 check "the agents run" within 30 "the agents said they run" agents_up
@@ -92,16 +92,16 @@ use() {
 # once the key has refused some: they are the key's, which the agent
 # deletes once the send is over.
 (for _ in $(seq 1 100); do
-	"$TBCTL" -j fleet show dev "${H[0]}" >"$tmp/show"
+	"$TBCTL" -n "${H[0]}" -j fleet show dev "${H[0]}" >"$tmp/show"
 	jq -e '.[0].spent > 0' "$tmp/show" >/dev/null 2>&1 && break
 	sleep 0.05
 done
 for _ in $(seq 1 100); do
-	"$TBCTL" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
+	"$TBCTL" -n "${H[0]}" -j show dev "${H[0]}" addr $CLIENT >"$tmp/showaddr"
 	jq -e '.[0].fleet_refused_bytes > 0' "$tmp/showaddr" >/dev/null 2>&1 && break
 	sleep 0.05
 done
-"$TBCTL" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
+"$TBCTL" -n "${H[0]}" -j top dev "${H[0]}" interval 0.2 -n 1 >"$tmp/top") &
 shower=$!
 use even "${D[@]}"
 wait $shower
@@ -121,7 +121,7 @@ check "top says what the address's fleet key holds and refused: $v" [ "$v" = "$C
 # Idle, the key gives its credit back after the agent's 20 idle rounds of
 # 10 ms; its refusals, shown as its bucket's, stay until a reset.
 was=$(jq -r '.[0].fleet_refused_bytes' "$tmp/showaddr")
-client_fleet() { "$TBCTL" -j show dev "${H[0]}" addr $CLIENT | jq -r ".[0].fleet_$1_bytes"; }
+client_fleet() { "$TBCTL" -n "${H[0]}" -j show dev "${H[0]}" addr $CLIENT | jq -r ".[0].fleet_$1_bytes"; }
 credit_back() { [ "$(client_fleet credit)" = 0 ]; }
 check "idle: the key's credit given back" within 10 "its credit read 0" credit_back
 sleep 0.5
@@ -129,8 +129,8 @@ now=$(client_fleet refused)
 check "idle: its refusals kept ($now B; $was B while it sent)" [ "$now" -ge "$was" ]
 check "the metrics' top addresses give them" grep -Eq \
 	"^tbctl_address_fleet_refused_bytes_total\{dev=\"${H[0]}\",address=\"$CLIENT\",rule=\"198.18.0.0/16\"\} $now\$" \
-	<("$TBCTL" metrics dev "${H[0]}" top 5)
-check "reset counters" "$TBCTL" reset counters dev "${H[0]}"
+	<("$TBCTL" -n "${H[0]}" metrics dev "${H[0]}" top 5)
+check "reset counters" "$TBCTL" -n "${H[0]}" reset counters dev "${H[0]}"
 v=$(client_fleet refused)
 check "a reset zeroes them ($v)" [ "$v" = 0 ]
 if [[ -z ${FLEET_QUICK:-} ]]; then
@@ -145,7 +145,7 @@ if [[ -z ${FLEET_QUICK:-} ]]; then
 	wait $stopper
 	check "store stopped: admitted $GOT bytes <= $HI" [ "$GOT" -le "$HI" ]
 	check "store stopped: an agent counted errors" \
-		bash -c "\"$TBCTL\" -j status dev ${H[0]} | jq -e '.[0].fleet.errors > 0' >/dev/null"
+		bash -c "\"$TBCTL\" -n ${H[0]} -j status dev ${H[0]} | jq -e '.[0].fleet.errors > 0' >/dev/null"
 fi
 
 # Killed, then restarted empty: a new epoch, whose keys start empty. How
@@ -158,15 +158,15 @@ wait $restarter
 FLEET_REDIS+=("$(cat "$tmp/redis-$PORT.pid")")
 check "store restarted empty: admitted $GOT bytes <= $HI" [ "$GOT" -le "$HI" ]
 check "status: the store reachable again" within 10 "status said reachable" \
-	bash -c "\"$TBCTL\" status dev ${H[1]} | grep -q 'reachable,'"
+	bash -c "\"$TBCTL\" -n ${H[1]} status dev ${H[1]} | grep -q 'reachable,'"
 use "grants resumed after the restart" "${D[@]}"
 epochs=$(redis-cli -p "$PORT" --scan --pattern 'tbctl:*:epoch' | wc -l)
 check "the restarted store has its epoch keys ($epochs)" [ "$epochs" -ge 1 ]
 check "the metrics count fleet refusals" \
 	grep -Eq '^tbctl_fleet_refused_packets_total\{.*\} [1-9]' <(fleet_tb "${H[0]}" metrics dev "${H[0]}")
 check "the metrics say the agent is up and the store reachable" \
-	bash -c "'$TBCTL' metrics dev ${H[0]} | grep -Eq '^tbctl_fleet_store_reachable\{dev=\"${H[0]}\",fleet=\"tbctl\"\} 1$'"
-"$TBCTL" metrics dev "${H[0]}" >"$tmp/metrics"
+	bash -c "'$TBCTL' -n ${H[0]} metrics dev ${H[0]} | grep -Eq '^tbctl_fleet_store_reachable\{dev=\"${H[0]}\",fleet=\"tbctl\"\} 1$'"
+"$TBCTL" -n "${H[0]}" metrics dev "${H[0]}" >"$tmp/metrics"
 check_documented "$tmp/metrics"
 
 # The same fleet on a 3-master Redis Cluster on loopback: the agents route
@@ -178,7 +178,7 @@ if [[ -z ${FLEET_QUICK:-} ]]; then
 	STORES=("${FLEET_CLUSTER[@]}")
 	fleet_agents "redis-cluster://127.0.0.1:${STORES[1]}" interval 10
 	check "the agents run on the cluster" within 5 "the agents said they run" agents_up
-	check "status names the cluster" bash -c "'$TBCTL' status dev ${H[0]} | grep -q 'cluster via 127.0.0.1'"
+	check "status names the cluster" bash -c "'$TBCTL' -n ${H[0]} status dev ${H[0]} | grep -q 'cluster via 127.0.0.1'"
 	use cluster "${D[@]}"
 	keys=0
 	for p in "${STORES[@]}"; do keys=$((keys + $(redis-cli -p "$p" --scan --pattern 'tbctl:*' | wc -l))); done
@@ -189,21 +189,21 @@ fi
 kill "${FLEET_AGENTS[0]}"
 wait "${FLEET_AGENTS[0]}"
 check "a stopped agent exits 0" [ $? = 0 ]
-check "status says the agent stopped" bash -c "\"$TBCTL\" status dev ${H[0]} | grep -q 'agent stopped'"
+check "status says the agent stopped" bash -c "\"$TBCTL\" -n ${H[0]} status dev ${H[0]} | grep -q 'agent stopped'"
 o=$(for p in "${STORES[@]}"; do
 	redis-cli -p "$p" --scan --pattern "tbctl:*:$CLIENT" | while read -r k; do redis-cli -p "$p" hget "$k" o:h1; done
 done)
 check "the store holds nothing for host 1 once its agent stopped ('$o')" [ -z "$o" ]
 
 # Bad input: nothing changes, and the error says what is wrong.
-out=$("$TBCTL" fleet run dev "${H[1]}" store "redis://127.0.0.1:1" host x 2>&1)
+out=$("$TBCTL" -n "${H[1]}" fleet run dev "${H[1]}" store "redis://127.0.0.1:1" host x 2>&1)
 check "an unreachable store at start: exit 1 ($?): \"$out\"" \
 	bash -c "[[ \$1 == *'connect to 127.0.0.1:1'* ]]" _ "$out"
-out=$("$TBCTL" fleet run dev "${H[1]}" store "127.0.0.1:$PORT" 2>&1); rc=$?
+out=$("$TBCTL" -n "${H[1]}" fleet run dev "${H[1]}" store "127.0.0.1:$PORT" 2>&1); rc=$?
 check "a malformed store URL: exit 2 ($rc): \"$out\"" bash -c "[ $rc = 2 ] && [[ \$1 == *'redis://'* ]]" _ "$out"
 G=$(fleet_free_port)
 fleet_redis "$G" --rename-command FUNCTION ""
-out=$("$TBCTL" fleet run dev "${H[1]}" store "redis://127.0.0.1:$G" 2>&1); rc=$?
+out=$("$TBCTL" -n "${H[1]}" fleet run dev "${H[1]}" store "redis://127.0.0.1:$G" 2>&1); rc=$?
 check "a store without functions: exit 1 ($rc): \"$out\"" \
 	bash -c "[ $rc = 1 ] && [[ \$1 == *'load the grant function'* ]]" _ "$out"
 NS_R=${H[1]} DEV_R=${H[1]}

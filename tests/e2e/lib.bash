@@ -41,7 +41,8 @@ check_documented() {
 	check "every family of the scrape is in docs/operations.md${missing:+ (missing:$missing)}" [ -z "$missing" ]
 }
 
-# Unique per run: pins are keyed by device name, so names never collide.
+# Unique per run: the namespaces' names, and so that a run's devices
+# never share a name with another's in the root namespace.
 ID=$$
 NS_S=tbs$ID
 NS_R=tbr$ID
@@ -71,6 +72,13 @@ setup() {
 	netns_neigh "$NS_R" "$DEV_R" "$NS_S" "$DEV_S" "${SRC4[@]}" "${SRC6[@]}"
 }
 
+# Where tbctl keeps device DEV of namespace NS (an ip netns name): its
+# pins and its lock, keyed by the name and the namespace's inode
+# (user/lib/devkey.h).
+netns_ino() { stat -L -c %i "/var/run/netns/$1"; }
+pins() { echo "/sys/fs/bpf/tbctl/$2:$(netns_ino "$1")"; }
+lockfile() { echo "/run/tbctl/$2:$(netns_ino "$1").lock"; }
+
 # prog_id TBCTL...: the id of the program on DEV_R, as the tbctl command
 # TBCTL... reports it. Without jq: these checks run hundreds of times.
 prog_id() {
@@ -89,7 +97,9 @@ prog_id() {
 # (killed at any other call, it leaves the state of one of these); with
 # --every, every call and one past the end. Or it is rN, the Nth rename,
 # where the rename moved a map, or mN, the Nth membarrier. PHASE is where
-# the command was: the last landmark it had passed (before-hook; hooked,
+# the command was: the last landmark it had passed (before-hook;
+# taken-over, once pins an earlier release keyed by the name alone were
+# renamed into the namespace, itself the point "takeover rN"; hooked,
 # once netlink or a tcx link put its program on the device; grace, from the membarrier
 # an upgrade waits in before its merge; ran, once a program run returned;
 # renamed, once a rename moved a map) and, after a slash, how many calls
@@ -131,6 +141,15 @@ kill_points() {
 		/^[0-9]* *membarrier\(/ {
 			print phase "/" writes, "m" ++barriers
 			phase = "grace"
+			wrote = 1
+			next
+		}
+		# Pins an earlier release keyed by the name alone, taken over
+		# into the namespace (a directory renamed to NAME:INODE).
+		/^[0-9]* *rename\(.*:[0-9]+"\) = 0$/ {
+			renames++
+			print "takeover", "r" renames
+			phase = "taken-over"
 			wrote = 1
 			next
 		}

@@ -45,9 +45,9 @@ check "-j show top 1 is the first of sort bytes" [ "$(tb -j show dev "$DEV_R" to
 # Readers take no lock: with the device's lock held by a writer, they answer.
 # The lock's holder is the sleep itself (exec), so that the kill below
 # ends it, and the output it holds open with it.
-bash -c 'exec 9>"$1" && flock 9 && exec sleep 20' holder "/run/tbctl/$DEV_R.lock" &
+bash -c 'exec 9>"$1" && flock 9 && exec sleep 20' holder "$(lockfile $NS_R $DEV_R)" &
 holder=$!
-lock_held "/run/tbctl/$DEV_R.lock"
+lock_held "$(lockfile $NS_R $DEV_R)"
 check "show answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL show dev $DEV_R >/dev/null
 check "stats answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL stats dev $DEV_R >/dev/null
 check "rule list answers while a writer holds the lock" timeout 5 nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R >/dev/null
@@ -64,13 +64,13 @@ check "reset counters: bucket kept" [ "$(jq length <<<"$row")" = 1 ]
 check "reset counters: global stats zeroed" [ "$(tb -j stats dev "$DEV_R" | jq .passed_packets)" = 0 ]
 # Slots of owed[] that record a bucket not yet full again.
 owed_slots() {
-	bpftool -j map dump pinned "/sys/fs/bpf/tbctl/$DEV_R/owed" |
+	bpftool -j map dump pinned "$(pins $NS_R $DEV_R)/owed" |
 		jq '[.[] | (.value | if type == "array" then map(select(. != "0x00")) | length else . end)
 		     | select(. != 0)] | length'
 }
 check "charged buckets left what they owe in owed[] ($(owed_slots) slots)" [ "$(owed_slots)" -gt 0 ]
 config_field() {
-	bpftool -j map lookup pinned "/sys/fs/bpf/tbctl/$DEV_R/config" key 0 0 0 0 | jq -e ".formatted.value.$1"
+	bpftool -j map lookup pinned "$(pins $NS_R $DEV_R)/config" key 0 0 0 0 | jq -e ".formatted.value.$1"
 }
 # The rule-set generation, which CPUs' copies of buckets' bounds are kept under.
 gen=$(config_field gen)

@@ -41,7 +41,7 @@ check "bpffs not mounted, without CAP_SYS_ADMIN: says mounting it takes that ($e
 
 for cap in bpf perfmon net_admin sys_admin; do
 	check "attach without CAP_${cap^^} is refused, naming it" refused $HOOK $cap attach dev "$DEV_R"
-	check "  and pins nothing" bash -c "! ls /sys/fs/bpf/tbctl/$DEV_R >/dev/null 2>&1"
+	check "  and pins nothing" bash -c "! ls $(pins $NS_R $DEV_R) >/dev/null 2>&1"
 done
 check "attach with CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN and CAP_SYS_ADMIN" as $HOOK attach dev "$DEV_R"
 check "  the program is on the device" attached
@@ -141,18 +141,19 @@ sed -i '0,/execve(".*tbctl"/d' "$tmp/exporter.trace"
 missing=$(comm -23 <(made "$tmp/exporter.trace") <(allowed "$units/tbctl-exporter.service") | tr '\n' ' ')
 check "tbctl-exporter.service's filter allows every call of a scrape${missing:+ (not: $missing)}" [ -z "$missing" ]
 # The fleet agent with its unit's capabilities, against a redis-server on
-# the root namespace's loopback (the agent needs only the pins, not the
-# device), until SIGTERM: what it made, and that it gave its credit back.
+# the root namespace's loopback (with -n, the agent takes NS_R's pins and
+# keeps its own namespace's network), until SIGTERM: what it made, and
+# that it gave its credit back.
 port=$((20000 + RANDOM % 20000))
 redis-server --port $port --bind 127.0.0.1 --save '' --daemonize yes --pidfile "$tmp/redis.pid" \
 	--logfile "$tmp/redis.log"
 session_cleanup() { [[ -s $tmp/redis.pid ]] && kill "$(cat "$tmp/redis.pid")"; }
 within 5 "redis-server answered" bash -c "redis-cli -p $port ping 2>/dev/null | grep -q PONG"
-strace -f -qq -o "$tmp/agent.trace" setpriv --bounding-set=-all,$LOAD --inh-caps=-all "$TBCTL" fleet run dev "$DEV_R" \
+strace -f -qq -o "$tmp/agent.trace" setpriv --bounding-set=-all,$LOAD --inh-caps=-all "$TBCTL" -n "$NS_R" fleet run dev "$DEV_R" \
 	store redis://127.0.0.1:$port host h1 2>"$tmp/agent.err" &
 tracer=$!
 check "the agent with CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN runs" within 5 "the agent said it runs" \
-	bash -c "'$TBCTL' status dev $DEV_R | grep -q 'agent running'"
+	bash -c "'$TBCTL' -n $NS_R status dev $DEV_R | grep -q 'agent running'"
 kill "$(pgrep -P "$tracer")"
 wait "$tracer"
 check "and stops on SIGTERM, saying nothing ($(head -c 200 "$tmp/agent.err"))" [ ! -s "$tmp/agent.err" ]

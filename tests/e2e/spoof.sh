@@ -65,7 +65,7 @@ gen=$!
 # that every packet of it finds its bucket gone. The flood's churn evicts
 # it too, and the faster the CPU the sooner, so the count below is of
 # this loop's evictions only.
-"$B/tbbench" evict --dev "$DEV_R" --addr 198.18.0.11 --every-ms 5 --seconds "$SECS" >"$tmp/evicted" &
+run_r "$B/tbbench" evict --dev "$DEV_R" --addr 198.18.0.11 --every-ms 5 --seconds "$SECS" >"$tmp/evicted" &
 evictor=$!
 # 20 datagrams a second of 1,000 bytes (ten times the cap), 50 ms apart.
 in_s "$TBGEN" send --src 198.18.0.11 --dst 198.18.0.2 --port 9002 --size $SPARSE_PAYLOAD --pps 20 \

@@ -22,12 +22,18 @@ setup
 
 # This build's layout: the last definition (the first is the fixture's).
 LAYOUT=$(awk '$1 == "#define" && $2 == "TB_LAYOUT" { v = $3 } END { print v }' "$ROOT/bpf/abi/tb_abi.h")
-PINS=/sys/fs/bpf/tbctl/$DEV_R
+# Where this build keeps the device's pins, and where the older builds
+# kept them, by the name alone (attach takes them over).
+PINS=$(pins "$NS_R" "$DEV_R")
+OLD_PINS=/sys/fs/bpf/tbctl/$DEV_R
 SECS=4
 RATE=1000000    # bytes/s: 8mbit
 BURST=16384
 PAYLOAD=500
 FRAME=$((PAYLOAD + 42))
+# pins_of TBCTL: where that build pins the device: by the name alone
+# before this one.
+pins_of() { if [[ $1 == "$TBCTL" || $1 == "$B/next/tbctl" ]]; then echo "$PINS"; else echo "$OLD_PINS"; fi; }
 # rules: what both builds list, in one comparable form.
 rules() { "$@" -j rule list dev "$DEV_R" | jq -cS 'sort_by(.prefix)'; }
 # The program on the device uses the pinned maps (not ones a rename missed).
@@ -88,7 +94,7 @@ carried() {
 
 # upgrade FROM OLD_TBCTL TO NEW_TBCTL
 upgrade() {
-	local from=$1 old=$2 to=$3 new=$4 before got code calls bad k sgot sbound spassed placed placement
+	local from=$1 old=$2 to=$3 new=$4 before got code calls taken bad k sgot sbound spassed placed placement
 	told() { run_r "$old" "$@"; }
 	tnew() { run_r "$new" "$@"; }
 	local rule_args=("default rate 8mbit burst 16k early off" "198.18.0.16/28 rate 4mbit burst 8k"
@@ -127,7 +133,7 @@ upgrade() {
 	local send_shared=$!
 	policing 198.18.0.10 told
 	# The older pins' placement (a config before layout 13 calls it stripes).
-	placed=$(bpftool -j map lookup pinned "$PINS/config" key 0 0 0 0 |
+	placed=$(bpftool -j map lookup pinned "$(pins_of "$old")/config" key 0 0 0 0 |
 		jq -r '.formatted.value | if (.place // .stripes) == 2 then "siphash" else "mix" end')
 	tnew attach dev "$DEV_R" 2>"$tmp/upgrade"
 	code=$?
@@ -165,6 +171,7 @@ upgrade() {
 		>/dev/null 2>&1
 	calls=$(grep -c '^[0-9]* *bpf(' "$tmp/trace")
 	renames=$(grep -c '^[0-9]* *rename(' "$tmp/trace")
+	taken=$(grep -cE '^[0-9]* *rename\(.*:[0-9]+"\) = 0$' "$tmp/trace")
 	kill_points "$tmp/trace" >"$tmp/points"
 	phases=$(awk '{ sub(/\/.*/, "", $1); if (!seen[$1]++) printf "%s%s", s, $1; s = " " }' "$tmp/points")
 	kills=$(sample "upgrade from $from" 1 coarse <"$tmp/points" | xargs)
@@ -188,13 +195,13 @@ upgrade() {
 		carried || { bad=1; echo "kill at $call $when: counters not carried exactly once"; }
 	done
 	check "upgrade from layout $from killed at $kills (seed $TB_SEED): the next attach finishes it, rules intact, the program on the pinned maps, counters carried exactly once" [ "$bad" = 0 ]
-	# Killed after the swap, at the first rename (the buckets' may be the
-	# only one pending): detach removes it all. An upgrade that only adds
-	# maps renames nothing.
+	# Killed after the swap, at the first rename of a map, after the
+	# takeover's of older pins (the buckets' may be the only one pending):
+	# detach removes it all. An upgrade that only adds maps renames nothing.
 	tnew detach dev "$DEV_R" >/dev/null 2>&1
 	old_setup
-	if ((renames >= 1)); then
-		run_r strace -f -qq -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=1 \
+	if ((renames > taken)); then
+		run_r strace -f -qq -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=$((taken + 1)) \
 			"$new" attach dev "$DEV_R" >/dev/null 2>&1
 		check "a kill between the swap and the renames leaves the new maps pinned aside" \
 			bash -c "ls $PINS | grep -q ':pending'"
@@ -203,7 +210,7 @@ upgrade() {
 			bash -c "nsenter --net=/var/run/netns/$NS_R $new attach dev $DEV_R >/dev/null 2>&1 && ! ls $PINS | grep -q ':pending'"
 	fi
 	check "detach then removes the program and every pin, those aside too" \
-		bash -c "nsenter --net=/var/run/netns/$NS_R $new detach dev $DEV_R && [ ! -e $PINS ] &&
+		bash -c "nsenter --net=/var/run/netns/$NS_R $new detach dev $DEV_R && [ ! -e $PINS ] && [ ! -e $OLD_PINS ] &&
 			! ip -n $NS_R link show dev $DEV_R | grep -q prog/xdp"
 }
 

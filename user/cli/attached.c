@@ -7,6 +7,7 @@
 #include <string.h>
 #include "view/output.h"
 #include "lib/state.h"
+#include "lib/takeover.h"
 #include "cli/tbctl.h"
 
 int bpffs_ready(const char *what)
@@ -38,11 +39,25 @@ int device_lock(const char *cmd, const char *dev, bool lock)
 	return 0;
 }
 
+int device_take_over(const char *cmd, const char *dev, enum takeover_reach reach)
+{
+	int err = takeover_locked(dev, reach);
+
+	if (err == -ENODEV)
+		err = 0;
+	if (err < 0) {
+		out_error("%s dev %s: take over the pins an earlier release keyed by the name alone: %s", cmd, dev,
+			  strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 static int open_maps(const char *cmd, const char *dev, struct tb_maps *m, int *config, bool lock)
 {
 	int err;
 
-	if (device_lock(cmd, dev, lock))
+	if (device_lock(cmd, dev, lock) || device_take_over(cmd, dev, TAKE_USABLE))
 		return 1;
 	err = m ? state_open(dev, m) : state_open_config(dev, config);
 	if (err) {

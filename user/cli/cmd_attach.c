@@ -13,6 +13,7 @@
 #include "tb.skel.h"
 #include "view/output.h"
 #include "lib/err.h"
+#include "lib/devkey.h"
 #include "lib/hook.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
@@ -228,7 +229,12 @@ static int replace(struct attach_opts *a, struct kept_rules *k)
 	/* From here a failure says what the rules were. */
 	k->r = r;
 	k->n = n;
-	return remove_attached("attach", a->t.dev, &cfg);
+	if (remove_attached("attach", a->t.dev, &cfg))
+		return 1;
+	/* Older pins read where an earlier release made them are gone: the
+	 * new ones are this namespace's. */
+	devkey_drop_unkeyed(a->t.dev);
+	return 0;
 }
 
 /* The keys of a fresh config: the caches' slot seed and the placement's
@@ -296,7 +302,7 @@ static int attach_begin(struct attach *at)
 			  "in program order), and this machine is %s", at->dev, un.machine);
 		return 1;
 	}
-	if (device_lock("attach", at->dev, true))
+	if (device_lock("attach", at->dev, true) || device_take_over("attach", at->dev, TAKE_UPGRADE))
 		return 1;
 	return resume_upgrade(at->dev);
 }

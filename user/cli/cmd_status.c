@@ -12,6 +12,9 @@
 #include "tb.skel.h"
 #include "view/output.h"
 #include "lib/hook.h"
+#include "lib/netns.h"
+#include "lib/devkey.h"
+#include "lib/takeover.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
 #include "lib/tables.h"
@@ -31,14 +34,17 @@ static int count_bucket(const struct tb_addr *k, const struct tb_bucket *b, void
  * with the healthy ones, and counted as a failure. */
 static int status_broken(const char *dev, const char *why, struct json_object *arr)
 {
+	char name[DEVKEY_LABEL_MAX];
+
+	devkey_label(dev, name, sizeof(name));
 	if (out.json) {
 		struct json_object *o = json_object_new_object();
 
-		json_add_str(o, "dev", dev);
+		json_add_str(o, "dev", name);
 		json_add_str(o, "error", why);
 		json_object_array_add(arr, o);
 	} else {
-		out_error("status dev %s: %s", dev, why);
+		out_error("status dev %s: %s", name, why);
 	}
 	return 1;
 }
@@ -81,14 +87,18 @@ struct status_dev {
 	__u64 addrs;
 	int rules, fleet_rules;
 	int paced;              /* shape_paced() */
-	bool moved;
+	enum hook_where where;
+	bool elsewhere;         /* the pins of another namespace's device */
 	__u32 id;
 	/* The programs on its tcx hook, in order; 0 when it is on none,
 	 * or they cannot be listed (that takes CAP_NET_ADMIN). */
 	__u32 tcx[TCX_MAX_PROGS];
 	int ntcx;
 	char name[IF_NAMESIZE]; /* the device's name now, when renamed */
-	char state[160];
+	char name_pinned[IF_NAMESIZE];  /* the name its pins are keyed by */
+	char netns[IF_NAMESIZE + 64];   /* its namespace, as netns_label says it */
+	bool netns_shown;       /* said in text: it is not this namespace */
+	char state[200];
 };
 
 /* The pins opened, or what stood in the way said; 0 and *done when
@@ -133,8 +143,8 @@ static int status_gather(struct status_dev *sd, const struct tb_maps *m)
 	if (!err)
 		err = buckets_foreach(m, count_bucket, &sd->addrs);
 	if (!err)
-		sd->id = pins_prog(sd->dev, &sd->cfg, m->config, &sd->moved);
-	if (!err && !sd->moved)
+		sd->id = pins_prog(sd->dev, &sd->cfg, &sd->where, sd->name);
+	if (!err && sd->where == HOOK_HERE)
 		sd->ntcx = hook_tcx_programs(&sd->cfg, sd->id, sd->tcx);
 	if (!err && bpf_map_lookup_elem(m->fleetstate, &zero, &sd->fs))
 		err = -errno;
@@ -153,26 +163,50 @@ static int status_gather(struct status_dev *sd, const struct tb_maps *m)
 /* Where its program is, in words. */
 static void status_where(struct status_dev *sd)
 {
-	if (sd->id && !sd->moved)
+	if (sd->elsewhere && sd->id)
+		snprintf(sd->state, sizeof(sd->state), "attached (program %u, held by its tcx link)", sd->id);
+	else if (sd->elsewhere)
+		snprintf(sd->state, sizeof(sd->state), "attached by its pins (its hook is out of this namespace's "
+			 "sight: status there checks it)");
+	else if (sd->id && sd->where == HOOK_HERE)
 		snprintf(sd->state, sizeof(sd->state), "attached");
-	else if (sd->id && renamed_to(sd->cfg.ifindex, sd->id, sd->name))
+	else if (sd->id && sd->where == HOOK_RENAMED)
 		snprintf(sd->state, sizeof(sd->state), "attached to %s, as the device is now named (program %u)",
 			 sd->name, sd->id);
 	else if (sd->id)
-		snprintf(sd->state, sizeof(sd->state), "attached in another network namespace (program %u; status "
-			 "there tells more)", sd->id);
-	else if (sd->moved)
-		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED (no device %s of ifindex %u here; made again, "
-			 "attach takes the pins over)", sd->dev, sd->cfg.ifindex);
+		snprintf(sd->state, sizeof(sd->state), "attached to ifindex %u, moved to another network namespace "
+			 "(program %u, held by its tcx link)", sd->cfg.ifindex, sd->id);
+	else if (sd->where == HOOK_AWAY)
+		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED here (no device %s of ifindex %u in this "
+			 "namespace: deleted, or moved to another; made again, attach takes the pins over)",
+			 sd->name_pinned, sd->cfg.ifindex);
 	else
 		snprintf(sd->state, sizeof(sd->state), "NOT ATTACHED (program gone from the device)");
+}
+
+/* Whether the pins say it is attached, where no hook can say. */
+static bool status_attached(const struct status_dev *sd)
+{
+	return sd->id || sd->elsewhere;
+}
+
+/* Where the device is, in one word for -j. */
+static const char *status_device(const struct status_dev *sd)
+{
+	if (sd->elsewhere)
+		return "other netns";
+	if (sd->where == HOOK_HERE)
+		return "here";
+	if (sd->where == HOOK_RENAMED)
+		return "renamed";
+	return sd->id ? "moved" : "gone";
 }
 
 /* How a tc mode's program is on the hook: "tcx", "clsact", or NULL
  * (an XDP mode, or not here to tell). */
 static const char *status_tc_hook(const struct status_dev *sd)
 {
-	if (sd->cfg.mode <= TB_MODE_XDPGENERIC || !sd->id || sd->moved)
+	if (sd->cfg.mode <= TB_MODE_XDPGENERIC || !status_attached(sd))
 		return NULL;
 	return sd->cfg.tcx ? "tcx" : "clsact";
 }
@@ -214,7 +248,9 @@ static void status_json(const struct status_dev *sd, struct json_object *arr)
 	struct json_object *o = json_object_new_object();
 	const char *tc_hook = status_tc_hook(sd);
 
-	json_add_str(o, "dev", sd->dev);
+	json_add_str(o, "dev", sd->name_pinned);
+	json_add_str(o, "netns", sd->netns);
+	json_add_u64(o, "netns_inode", devkey_unkeyed(sd->dev) ? 0 : devkey_netns(sd->dev));
 	json_add_u64(o, "ifindex", sd->cfg.ifindex);
 	json_add_str(o, "mode", mode_names[sd->cfg.mode]);
 	if (tc_hook)
@@ -222,8 +258,9 @@ static void status_json(const struct status_dev *sd, struct json_object *arr)
 	if (sd->ntcx)
 		json_object_object_add(o, "tcx_programs", status_tcx_json(sd));
 	json_add_str(o, "key", key_names[sd->cfg.key]);
-	json_object_object_add(o, "attached", json_object_new_boolean(sd->id != 0));
-	json_add_str(o, "device", !sd->moved ? "here" : !sd->id ? "gone" : sd->name[0] ? "renamed" : "other netns");
+	json_object_object_add(o, "attached", json_object_new_boolean(status_attached(sd)));
+	json_object_object_add(o, "hook_checked", json_object_new_boolean(!sd->elsewhere || sd->id));
+	json_add_str(o, "device", status_device(sd));
 	json_add_u64(o, "prog_id", sd->id);
 	json_add_u64(o, "rules", sd->rules);
 	json_add_u64(o, "addresses", sd->addrs);
@@ -240,16 +277,29 @@ static void status_text(const struct status_dev *sd)
 {
 	const char *tc_hook = status_tc_hook(sd);
 
-	printf("%s: mode %s key %s %s%s%s, %d rule%s, %llu of %u addresses tracked%s\n", sd->dev,
+	printf("%s%s%s%s: mode %s key %s %s%s%s, %d rule%s, %llu of %u addresses tracked%s\n", sd->name_pinned,
+	       sd->netns_shown ? " (netns " : "", sd->netns_shown ? sd->netns : "", sd->netns_shown ? ")" : "",
 	       mode_names[sd->cfg.mode], key_names[sd->cfg.key], sd->state, tc_hook ? " through " : "",
 	       tc_hook ? tc_hook : "", sd->rules, sd->rules == 1 ? "" : "s", (unsigned long long)sd->addrs,
 	       sd->cfg.max_addrs, sd->paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	status_tcx_text(sd);
 	if (sd->fleet_rules && !sd->fs.heartbeat_ns)
 		printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
-		       sd->fleet_rules, sd->fleet_rules == 1 ? "" : "s", sd->dev);
+		       sd->fleet_rules, sd->fleet_rules == 1 ? "" : "s", sd->name_pinned);
 	else if (sd->fleet_rules || sd->fs.heartbeat_ns)
 		fleet_state_text(stdout, &sd->fs);
+}
+
+/* Which device and namespace the pins are keyed by. */
+static void status_place(struct status_dev *sd)
+{
+	devkey_dev(sd->dev, sd->name_pinned);
+	sd->elsewhere = !devkey_here(sd->dev);
+	if (devkey_unkeyed(sd->dev))
+		snprintf(sd->netns, sizeof(sd->netns), "unknown (keyed by the name alone, by an earlier release)");
+	else
+		netns_label(devkey_netns(sd->dev), sd->netns, sizeof(sd->netns));
+	sd->netns_shown = !devkey_ours(sd->dev) || devkey_unkeyed(sd->dev);
 }
 
 /* settle: 1 on a first read, 0 once the device's lock was free, -1 when it
@@ -264,6 +314,7 @@ static int status_read(const char *dev, const struct status_ctx *sc, int settle)
 
 	if (done)
 		return err;
+	status_place(&sd);
 	err = status_gather(&sd, &m);
 	maps_close(&m);
 	if (err) {
@@ -307,6 +358,10 @@ static int run_status(const void *opts)
 		return 1;
 	/* Built only for -j: text goes out as it is made. */
 	sc.arr = out.json ? json_object_new_array() : NULL;
+	if (a->has_dev && device_take_over("status", a->dev, TAKE_USABLE))
+		return 1;
+	if (!a->has_dev)
+		takeover_all();
 	err = a->has_dev ? status_one(a->dev, &sc) : state_foreach_device(status_one, &sc);
 	if (out.json)
 		out_json(sc.arr);

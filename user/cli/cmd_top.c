@@ -339,7 +339,7 @@ static int run_top(const void *opts)
 	unsigned int shown = 0;
 	int err, cur = 0;
 
-	if (device_lock("top", a->t.dev, false))
+	if (device_lock("top", a->t.dev, false) || device_take_over("top", a->t.dev, TAKE_USABLE))
 		return 1;
 	snap[0].rs = calloc(1, sizeof(*snap[0].rs));
 	snap[1].rs = calloc(1, sizeof(*snap[1].rs));

@@ -34,7 +34,7 @@ void usage(FILE *f)
 		out_json(o);
 		return;
 	}
-	fprintf(f, "Usage: tbctl [-j|--json] [-p|--pretty] [-v] [-h|--help] [-V|--version] COMMAND ...\n"
+	fprintf(f, "Usage: tbctl [-j|--json] [-p|--pretty] [-v] [-n|--netns NS] [-h|--help] [-V|--version] COMMAND ...\n"
 		   "       tbctl [-j] -batch FILE   (FILE - for stdin: one command per line, # comments)\n"
 		   "Commands:\n");
 	for (int i = 0; i < N_COMMANDS; i++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "view/output.h"
+#include "lib/devkey.h"
 #include "cli/tbctl.h"
 
 int usage_error(const char *cmd, const char *fmt, ...)
@@ -88,8 +89,7 @@ int parse_dev(const char *cmd, const char *name, struct cmd_target *t)
 {
 	if (!name)
 		return usage_error(cmd, "missing \"dev DEV\"");
-	if (!*name || strlen(name) >= sizeof(t->dev) || strchr(name, '/') || !strcmp(name, ".") ||
-	    !strcmp(name, ".."))
+	if (devkey_name_valid(name))
 		return usage_error(cmd, "invalid device name \"%s\"", name);
 	strcpy(t->dev, name);
 	t->has_dev = true;

@@ -11,6 +11,7 @@
 #include "lib/prefix.h"
 #include "lib/names.h"
 #include "lib/ruleset.h"
+#include "lib/takeover.h"
 
 #define EXIT_USAGE 2
 #define MAX_ADDRS_MAX (64U << 20)
@@ -127,7 +128,13 @@ int bpffs_ready(const char *what);
 /* Mount bpffs if needed and, when lock, take dev's lock
  * (held until exit); reports and returns 1 on error. */
 int device_lock(const char *cmd, const char *dev, bool lock);
-/* Open dev's pinned state under its lock; reports and returns 1 on error. */
+/* Take over the pins an earlier release keyed by dev's name alone, when
+ * they police dev here, or as reach allows (lib/takeover.h); reports and
+ * returns 1 on error. */
+int device_take_over(const char *cmd, const char *dev, enum takeover_reach reach);
+/* Open dev's pinned state under its lock, the pins an earlier release
+ * made for dev here taken over first (device_take_over); reports and
+ * returns 1 on error. */
 int open_attached(const char *cmd, const char *dev, struct tb_maps *m);
 /* The same for a command that only reads: it takes no lock, so it never
  * waits for a writer, nor holds one up. */

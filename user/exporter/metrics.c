@@ -19,6 +19,8 @@
 #include "lib/hook.h"
 #include "exporter/metrics.h"
 #include "lib/names.h"
+#include "lib/devkey.h"
+#include "lib/takeover.h"
 #include "lib/ruleset.h"
 #include "lib/snapshot.h"
 #include "lib/state.h"
@@ -45,7 +47,8 @@ struct top_row {
 
 /* One device as read at one moment. */
 struct dev_read {
-	char dev[IF_NAMESIZE];
+	char dev[DEVKEY_MAX];        /* a name, or pins' key (lib/devkey.h) */
+	char labels[PROM_DEV_LABELS];   /* prom_dev_labels */
 	bool read;                      /* its pins, read whole */
 	bool hooked;                    /* tbctl's program on the device */
 	int paced;                      /* fq paces its shape rules: 1, 0; -1: no shape rule */
@@ -62,9 +65,7 @@ struct dev_read {
 
 static void sample_dev(FILE *f, const char *name, const struct dev_read *d, __u64 v)
 {
-	fprintf(f, "%s{dev=\"", name);
-	prom_label(f, d->dev);
-	fprintf(f, "\"} %llu\n", (unsigned long long)v);
+	fprintf(f, "%s{%s} %llu\n", name, d->labels, (unsigned long long)v);
 }
 
 static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int id, __u64 v)
@@ -72,9 +73,7 @@ static void sample_rule(FILE *f, const char *name, const struct dev_read *d, int
 	char rule[PREFIX_TEXT_MAX];
 
 	rule_format(&d->rs->rules[id], rule, sizeof(rule));
-	fprintf(f, "%s{dev=\"", name);
-	prom_label(f, d->dev);
-	fprintf(f, "\",rule=\"%s\",action=\"%s\"} %llu\n", rule, action_names[d->rs->rules[id].action],
+	fprintf(f, "%s{%s,rule=\"%s\",action=\"%s\"} %llu\n", name, d->labels, rule, action_names[d->rs->rules[id].action],
 		(unsigned long long)v);
 }
 
@@ -119,9 +118,10 @@ static void read_top_fleet(struct dev_read *d, const struct tb_maps *m)
 static int read_dev(struct dev_read *d)
 {
 	struct snapshot sn;
+	char name[IF_NAMESIZE];
+	enum hook_where where;
 	struct tb_maps m;
 	int err = state_open(d->dev, &m);
-	bool moved;
 
 	if (err)
 		return err == -ENOENT || err == -EPROTO || err == -ESTALE ? 0 : err;
@@ -132,7 +132,7 @@ static int read_dev(struct dev_read *d)
 	if (!err)
 		err = snapshot_begin(&sn, &m, d->rs);
 	if (!err)
-		d->hooked = pins_prog(d->dev, &d->cfg, m.config, &moved) != 0;
+		d->hooked = pins_prog(d->dev, &d->cfg, &where, name) != 0 || !devkey_here(d->dev);
 	if (!err) {
 		d->paced = shape_paced(d->dev, &d->cfg, d->rs);
 		err = d->paced < -1 ? d->paced : 0;
@@ -176,7 +176,7 @@ static void write_fleet(FILE *f, struct dev_read *d, int n)
 
 	for (int i = 0; devs && fs && i < n; i++)
 		if (d[i].read) {
-			devs[k] = d[i].dev;
+			devs[k] = d[i].labels;
 			fs[k++] = d[i].fs;
 		}
 	if (devs && fs)
@@ -316,9 +316,7 @@ static void sample_top(FILE *f, const char *name, const struct dev_read *d, cons
 	ruleset_addr_format(d->rs, &r->addr, r->rule, addr, sizeof(addr));
 	if (r->rule >= 0)
 		rule_format(&d->rs->rules[r->rule], rule, sizeof(rule));
-	fprintf(f, "%s{dev=\"", name);
-	prom_label(f, d->dev);
-	fprintf(f, "\",address=\"%s\",rule=\"%s\"} %llu\n", addr, rule, (unsigned long long)v);
+	fprintf(f, "%s{%s,address=\"%s\",rule=\"%s\"} %llu\n", name, d->labels, addr, rule, (unsigned long long)v);
 }
 
 /* What the fleet refused of the top addresses under fleet rules, in the
@@ -381,7 +379,7 @@ static void write_families(FILE *f, struct dev_read *d, int n)
 }
 
 struct found {
-	char (*names)[IF_NAMESIZE];
+	char (*names)[DEVKEY_MAX];
 	int n;
 };
 
@@ -396,13 +394,14 @@ static int found_device(const char *dev, void *ctx)
 
 int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 {
-	static char found[MAX_DEVS][IF_NAMESIZE];
+	static char found[MAX_DEVS][DEVKEY_MAX];
 	struct dev_read *d;
 	int err = 0;
 
 	if (!n) {
 		struct found f = { found, 0 };
 
+		takeover_all();
 		state_foreach_device(found_device, &f);
 		n = f.n;
 		devs = NULL;
@@ -412,6 +411,7 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 		return -ENOMEM;
 	for (int i = 0; i < n && !err; i++) {
 		snprintf(d[i].dev, sizeof(d[i].dev), "%s", devs ? devs[i] : found[i]);
+		prom_dev_labels(d[i].labels, d[i].dev);
 		d[i].rs = calloc(1, sizeof(*d[i].rs));
 		d[i].sum = calloc(TB_MAX_RULES, sizeof(*d[i].sum));
 		d[i].top_n = top;

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/hook.h"
+#include "lib/devkey.h"
 #include "lib/ruleset.h"
 #include "lib/err.h"
 #include "lib/qdisc.h"
@@ -23,7 +24,7 @@
 
 bool dev_here(const char *dev, const struct tb_config *cfg)
 {
-	return if_nametoindex(dev) == cfg->ifindex;
+	return devkey_ifindex(dev) == cfg->ifindex;
 }
 
 static __u32 xdp_flags(int mode)
@@ -307,18 +308,24 @@ int hooked_anywhere(int ifindex, struct hooked *h)
 	return n;
 }
 
-__u32 hooked_prog(const char *dev, const struct tb_config *cfg)
+/* The program on ifindex's hook of cfg's mode, read with CAP_BPF alone:
+ * through netlink, or from dev's tcx link pin. */
+static __u32 hook_prog_at(const char *dev, const struct tb_config *cfg, int ifindex)
 {
 	__u32 id = 0;
 
+	if (cfg->mode <= TB_MODE_XDPGENERIC)
+		return bpf_xdp_query_id(ifindex, xdp_flags(cfg->mode), &id) ? 0 : id;
+	return cfg->tcx ? hook_tcx_link(dev) : clsact_prog(ifindex, cfg->mode);
+}
+
+__u32 hooked_prog(const char *dev, const struct tb_config *cfg)
+{
+	__u32 id;
+
 	if (!dev_here(dev, cfg))
 		return 0;
-	if (cfg->mode <= TB_MODE_XDPGENERIC) {
-		if (bpf_xdp_query_id(cfg->ifindex, xdp_flags(cfg->mode), &id))
-			return 0;
-	} else {
-		id = cfg->tcx ? hook_tcx_link(dev) : clsact_prog(cfg->ifindex, cfg->mode);
-	}
+	id = hook_prog_at(dev, cfg, cfg->ifindex);
 	/* Another program (or tc filter) put in tbctl's place is not
 	 * tbctl's to report or to take off. */
 	return id && (id == cfg->prog_id || is_tbctl_prog(id)) ? id : 0;
@@ -379,10 +386,21 @@ void prog_name(__u32 id, char *name)
 	close(fd);
 }
 
-__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved)
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, enum hook_where *where, char *name)
 {
-	*moved = !dev_here(dev, cfg);
-	return *moved ? map_user(config_fd) : hooked_prog(dev, cfg);
+	bool renamed;
+	__u32 id;
+
+	*where = HOOK_HERE;
+	if (dev_here(dev, cfg))
+		return hooked_prog(dev, cfg);
+	renamed = devkey_here(dev) && cfg->ifindex && if_indextoname(cfg->ifindex, name);
+	if (cfg->tcx)
+		id = hook_tcx_link(dev);
+	else
+		id = renamed && hook_prog_at(dev, cfg, cfg->ifindex) == cfg->prog_id ? cfg->prog_id : 0;
+	*where = id && renamed ? HOOK_RENAMED : HOOK_AWAY;
+	return id;
 }
 
 int shape_paced(const char *dev, const struct tb_config *cfg, const struct ruleset *rs)

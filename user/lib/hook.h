@@ -82,11 +82,20 @@ bool prog_uses(__u32 prog_id, int fd);
 __u32 map_user(int fd);
 /* Take program id off ifindex's hook of mode, and nothing else. */
 int unhook(int ifindex, int mode, __u32 id);
-/* The program that polices with dev's pins: tbctl's on the hook cfg
- * names when dev is cfg's device here; else (*moved) a loaded program
- * that uses the pinned config config_fd, on the device renamed or moved
- * to another network namespace. 0 when there is none. */
-__u32 pins_prog(const char *dev, const struct tb_config *cfg, int config_fd, bool *moved);
+/* Where the device of a device's pins is, as pins_prog finds it. */
+enum hook_where {
+	HOOK_HERE,      /* the device of its name and ifindex, here */
+	HOOK_RENAMED,   /* its ifindex here, under another name */
+	HOOK_AWAY,      /* neither: deleted, moved to another namespace, or the pins are another namespace's */
+};
+/* The program that polices with dev's pins, found with CAP_BPF alone, so
+ * that every reader reports the same: tbctl's on the hook cfg names when
+ * dev is cfg's device here; on cfg's ifindex here, its name into
+ * name[IF_NAMESIZE], when the device was renamed; else the program of
+ * dev's tcx link, on whichever device it is. 0 when there is none, or
+ * none that can be seen from this namespace: a program on an XDP or
+ * clsact hook of another namespace is out of its sight. */
+__u32 pins_prog(const char *dev, const struct tb_config *cfg, enum hook_where *where, char *name);
 /* Whether the departure times the program sets for rs's action shape
  * rules are kept: 1 when fq schedules dev's egress, 0 when not, -1 when
  * no rule is shape or dev is not cfg's device in this network namespace

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/grow.h"
+#include "lib/devkey.h"
 #include "lib/state.h"
 #include "lib/tables.h"
 #include "tb.skel.h"
@@ -82,15 +83,28 @@ const char *bpffs_error(int err)
 	return err == -EPERM ? "not mounted, and mounting it takes CAP_SYS_ADMIN" : strerror(-err);
 }
 
+/* The name of dev's pin directory and lock (devkey.h): its key, or for
+ * pins keyed by name alone, the name. */
+static void pin_name(const char *dev, char *buf, size_t len)
+{
+	devkey_make(dev, buf, len);
+	if (devkey_unkeyed(buf))
+		buf[strlen(buf) - 1] = 0;
+}
+
 int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx)
 {
 	DIR *d = opendir(TB_PIN_ROOT);
+	char key[DEVKEY_MAX];
 	struct dirent *e;
 	int rc = 0;
 
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.' && strlen(e->d_name) < IF_NAMESIZE)
-			rc |= fn(e->d_name, ctx);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= DEVKEY_MAX - 1)
+			continue;
+		snprintf(key, sizeof(key), "%s%s", e->d_name, strchr(e->d_name, ':') ? "" : ":");
+		rc |= fn(key, ctx);
+	}
 	if (d)
 		closedir(d);
 	return rc;
@@ -98,14 +112,20 @@ int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx)
 
 void state_dir(const char *dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, dev);
+	char name[DEVKEY_MAX];
+
+	pin_name(dev, name, sizeof(name));
+	snprintf(buf, len, "%s/%s", TB_PIN_ROOT, name);
 }
 
 #define TB_LINK_PIN "tcx_link"
 
 void state_link_pin(const char *dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s/%s", TB_PIN_ROOT, dev, TB_LINK_PIN);
+	char dir[PATH_MAX];
+
+	state_dir(dev, dir, sizeof(dir));
+	snprintf(buf, len, "%s/%s", dir, TB_LINK_PIN);
 }
 
 struct tb *open_pinned(const char *dev, __u32 max_addrs)
@@ -242,14 +262,17 @@ int state_unpin(const char *dev, bool all)
 
 static void lock_path(const char *dev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s.lock", TB_LOCK_DIR, dev);
+	char name[DEVKEY_MAX];
+
+	pin_name(dev, name, sizeof(name));
+	snprintf(buf, len, "%s/%s.lock", TB_LOCK_DIR, name);
 }
 
 /* Device locks this process holds, until exit; -batch runs many commands
  * on one device, and a second flock on a new descriptor would wait for
  * the first forever. */
 static struct held {
-	char dev[IF_NAMESIZE];
+	char key[DEVKEY_MAX];
 	int fd;
 } *held;
 static int nheld;
@@ -257,8 +280,11 @@ static size_t capheld;
 
 static int held_lock(const char *dev)
 {
+	char key[DEVKEY_MAX];
+
+	devkey_make(dev, key, sizeof(key));
 	for (int i = 0; i < nheld; i++)
-		if (!strcmp(held[i].dev, dev))
+		if (!strcmp(held[i].key, key))
 			return held[i].fd;
 	return -1;
 }
@@ -273,7 +299,7 @@ int state_lock(const char *dev)
 	/* A lock file only for a device, or for pins left by one that is
 	 * gone: names that are neither would pile up files in /run. */
 	state_dir(dev, path, sizeof(path));
-	if (!if_nametoindex(dev) && access(path, F_OK))
+	if (!devkey_ifindex(dev) && access(path, F_OK))
 		return -ENODEV;
 	if (GROW(held, nheld, capheld, 16))
 		return -ENOMEM;
@@ -281,9 +307,27 @@ int state_lock(const char *dev)
 	fd = lock_open(path, O_RDWR | O_CREAT, LOCK_EX);
 	if (fd < 0)
 		return fd;
-	snprintf(held[nheld].dev, sizeof(held[nheld].dev), "%s", dev);
+	devkey_make(dev, held[nheld].key, sizeof(held[nheld].key));
 	held[nheld++].fd = fd;
 	return fd;
+}
+
+bool state_locked(const char *dev)
+{
+	return held_lock(dev) >= 0;
+}
+
+void state_unlock(const char *dev)
+{
+	char key[DEVKEY_MAX];
+
+	devkey_make(dev, key, sizeof(key));
+	for (int i = 0; i < nheld; i++)
+		if (!strcmp(held[i].key, key)) {
+			close(held[i].fd);
+			held[i] = held[--nheld];
+			return;
+		}
 }
 
 bool state_settled(const char *dev, int wait_ms)
@@ -459,7 +503,7 @@ static int open_pins(const char *dev, struct tb_maps *m)
  * -batch holds its devices' locks throughout, so only its own attach and
  * detach lines change their pins, and it forgets them at each. */
 static struct kept {
-	char dev[IF_NAMESIZE];
+	char key[DEVKEY_MAX];
 	struct tb_maps m;
 } *kept;
 static int nkept;
@@ -504,11 +548,13 @@ static int maps_dup(const struct tb_maps *from, struct tb_maps *m)
 
 int state_open(const char *dev, struct tb_maps *m)
 {
+	char key[DEVKEY_MAX];
 	struct tb_maps o;
 	int err;
 
+	devkey_make(dev, key, sizeof(key));
 	for (int i = 0; i < nkept; i++)
-		if (!strcmp(kept[i].dev, dev))
+		if (!strcmp(kept[i].key, key))
 			return maps_dup(&kept[i].m, m);
 	err = open_pins(dev, keeping ? &o : m);
 	if (err || !keeping)
@@ -517,7 +563,7 @@ int state_open(const char *dev, struct tb_maps *m)
 		*m = o;         /* not kept: the caller's alone */
 		return 0;
 	}
-	snprintf(kept[nkept].dev, sizeof(kept[0].dev), "%s", dev);
+	snprintf(kept[nkept].key, sizeof(kept[0].key), "%s", key);
 	kept[nkept++].m = o;
 	return maps_dup(&o, m);
 }

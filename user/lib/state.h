@@ -23,8 +23,10 @@ struct tb_maps {
 	};
 };
 
-/* Everything tbctl keeps lives under TB_PIN_ROOT/DEV: the maps, pinned by
- * name, so each invocation is stateless and state outlives the CLI. */
+/* Everything tbctl keeps lives under TB_PIN_ROOT/DEV:NETNS (devkey.h):
+ * the maps, pinned by name, so each invocation is stateless and state
+ * outlives the CLI. Every function here that takes a dev takes a bare
+ * device name (this namespace's) or a key (state_foreach_device's). */
 #define TB_PIN_ROOT "/sys/fs/bpf/tbctl"
 #define TB_BPFFS "/sys/fs/bpf"
 /* bpffs holds no regular files, so the per-device lock lives here. */
@@ -71,7 +73,8 @@ int state_random(void *buf, size_t len);
 /* A pin directory without a config pin: what an attach killed while it
  * pinned its maps leaves. */
 bool state_unfinished(const char *dev);
-/* fn for every device with pins under TB_PIN_ROOT; the results or'ed. */
+/* fn for every key with pins under TB_PIN_ROOT, in every namespace;
+ * the results or'ed. */
 int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx);
 /* TB_PIN_ROOT holds every device's pins, and the detach of the last one
  * removes it: an attach of another device must not see it go between
@@ -87,8 +90,12 @@ void state_pins_prune(void);
  * those that are no map of this layout, pending or not (what an older
  * layout pinned). 0, or the first failure as -errno. */
 int state_unpin(const char *dev, bool all);
-/* Serialise tbctl invocations on one device (flock, released at exit). */
+/* Serialise tbctl invocations on one device (flock, released at exit,
+ * or by state_unlock). */
 int state_lock(const char *dev);
+void state_unlock(const char *dev);
+/* Whether this process holds dev's lock. */
+bool state_locked(const char *dev);
 /* Wait up to wait_ms for no other tbctl to hold dev's lock: what a
  * reader that found dev's pins half made or half removed does before
  * reading again, to tell an attach or detach in progress from one that

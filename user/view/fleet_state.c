@@ -106,7 +106,7 @@ void fleet_state_text(FILE *f, const struct tb_fleet_state *fs)
 	fprintf(f, "%s\n", fs->share_off ? ", static shares OFF (fallback closed)" : "");
 }
 
-void fleet_state_prom(FILE *f, const char *const *devs, const struct tb_fleet_state *fs, int n)
+void fleet_state_prom(FILE *f, const char *const *labels, const struct tb_fleet_state *fs, int n)
 {
 	__u64 now = now_ns();
 
@@ -115,9 +115,7 @@ void fleet_state_prom(FILE *f, const char *const *devs, const struct tb_fleet_st
 		for (int i = 0; i < n; i++) {
 			if (!fs[i].heartbeat_ns)
 				continue;
-			fprintf(f, "%s{dev=\"", fields[k].metric);
-			prom_label(f, devs[i]);
-			fprintf(f, "\",fleet=\"");
+			fprintf(f, "%s{%s,fleet=\"", fields[k].metric, labels[i]);
 			prom_label(f, fs[i].fleet);
 			fprintf(f, "\"} %.17g\n", fields[k].get(&fs[i], now) / fields[k].metric_unit);
 		}

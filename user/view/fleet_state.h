@@ -14,7 +14,8 @@ void fleet_state_json(const struct tb_fleet_state *fs, struct json_object *o);
 /* As status's line. */
 void fleet_state_text(FILE *f, const struct tb_fleet_state *fs);
 /* Every tbctl_fleet_* family, a sample for each of the n devices whose
- * agent has run (fs[i].heartbeat_ns); devs[i] names fs[i]'s device. */
-void fleet_state_prom(FILE *f, const char *const *devs, const struct tb_fleet_state *fs, int n);
+ * agent has run (fs[i].heartbeat_ns); labels[i] names fs[i]'s device
+ * (prom_dev_labels). */
+void fleet_state_prom(FILE *f, const char *const *labels, const struct tb_fleet_state *fs, int n);
 
 #endif

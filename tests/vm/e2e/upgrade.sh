@@ -15,7 +15,7 @@ RATE=250000     # 2mbit
 BURST=16384
 SIZE=500
 FRAME=$((SIZE + 42))
-PINS=/sys/fs/bpf/tbctl/$DEV_R
+PINS=$(pins "$NS_R" "$DEV_R")
 tnext() { nsenter --net=/var/run/netns/"$NS_R" "$NEXT" "$@"; }
 
 if [[ ! -x $NEXT ]]; then
