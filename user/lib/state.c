@@ -100,9 +100,14 @@ int state_foreach_device(int (*fn)(const char *dev, void *ctx), void *ctx)
 	int rc = 0;
 
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= DEVKEY_MAX - 1)
+		size_t n = strlen(e->d_name);
+
+		if (e->d_name[0] == '.' || n >= DEVKEY_MAX - 1)
 			continue;
-		snprintf(key, sizeof(key), "%s%s", e->d_name, strchr(e->d_name, ':') ? "" : ":");
+		memcpy(key, e->d_name, n + 1);
+		/* Pins keyed by the name alone: "DEV:" (devkey.h). */
+		if (!strchr(key, ':'))
+			memcpy(key + n, ":", 2);
 		rc |= fn(key, ctx);
 	}
 	if (d)
