@@ -28,4 +28,7 @@ for t in tests/vm/e2e/*.sh; do
 	case ${t##*/} in upgrade.sh | package.sh | fleet.sh) ;; *) suites+=("$t") ;; esac
 done
 [[ ${TB_FULL:-0} == 1 ]] && suites+=(tests/vm/e2e/upgrade.sh tests/vm/e2e/package.sh tests/vm/e2e/fleet.sh)
+# The program tests' races, a quarter of the host's (make test-full: as
+# many): emulated, a million runs a CPU take a minute.
+[[ ${TB_FULL:-0} == 1 ]] || export TB_RACE_RUNS=250000
 run_suites "$B/tests/test_prog" "${suites[@]}"
