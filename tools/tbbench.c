@@ -55,6 +55,7 @@
 #include "logic/bucket.h"
 #include "lib/hook.h"
 #include "view/output.h"
+#include "lib/match_text.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
 #include "lib/pending.h"
@@ -173,7 +174,7 @@ static void matched_rules(struct ruleset *rs, __u64 rate, __u64 burst)
 	for (int i = 0; i < 999; i++) {
 		snprintf(text, sizeof(text), "198.18.%d.%d/26", i / 4, i % 4 * 64);
 		if (prefix_parse(text, &p, err, sizeof(err)) != PREFIX_OK ||
-		    (i % 10 == 0 && match_parse("udp", "43947", NULL, &p, err, sizeof(err))) || ruleset_set(rs, &p, &s) < 0) {
+		    (i % 10 == 0 && match_parse(&(struct match_words){ .proto = "udp", .dport = "43947" }, &p, err, sizeof(err))) || ruleset_set(rs, &p, &s) < 0) {
 			fprintf(stderr, "tbbench: rule %s: %s\n", text, err);
 			exit(1);
 		}

@@ -10,13 +10,16 @@
  *       "stalled SECONDS": the sum of the gaps over STALL_GAP_S between
  *       two rounds of sends, the time the sender offered nothing (off
  *       the CPU: a test judging a rate over the send discounts it).
- *   tbgen raw --src A --dst B --shape later|ext:N [--port P] [--size BYTES]
+ *   tbgen raw --src A --dst B --shape later|ext:N|syn|icmp:T [--port P] [--size BYTES]
  *             [--seconds S] [--count N] [--pps N] [--id N]
  *       Sends UDP as no socket builds it, through a raw IP socket: later
  *       fragments only (their first never sent), of datagrams numbered
  *       from --id on, IPv4 or IPv6; or, IPv6, datagrams to P behind N
- *       destination-options headers. Prints "src dst packets bytes" (IP
- *       packet bytes), "elapsed SECONDS" and "stalled SECONDS" as send.
+ *       destination-options headers; or, IPv4, TCP SYNs to P (a SYN
+ *       flood), each from the next source port, or ICMP messages of a
+ *       type (icmp:8, echo requests) with --size bytes of payload. Prints
+ *       "src dst packets bytes" (IP packet bytes), "elapsed SECONDS" and
+ *       "stalled SECONDS" as send.
  *   tbgen hold --src A[,A...] --dst B --port P --count N --seconds S [--trickle T]
  *       An HTTP server's hostile clients: N connections from every source
  *       to B:P, each sending a request line and one header but never the
@@ -234,11 +237,86 @@ static size_t udp6(unsigned char *u, const struct ip6_hdr *ip6, int port, int pa
 	return len;
 }
 
+/* An IPv4 TCP SYN to port from source port sport, its checksums set, into
+ * b; returns its length. */
+static size_t syn4(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d, int port,
+		   unsigned int sport)
+{
+	struct iphdr *ip = (struct iphdr *)b;
+	unsigned char *t = b + sizeof(*ip), pseudo[12];
+	unsigned int sum;
+
+	memset(ip, 0, sizeof(*ip) + 20);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_TCP;
+	ip->tot_len = htons(sizeof(*ip) + 20);
+	ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
+	ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
+	t[0] = sport >> 8;
+	t[1] = sport & 0xff;
+	t[2] = port >> 8;
+	t[3] = port & 0xff;
+	t[7] = 1;               /* sequence number 1 */
+	t[12] = 5 << 4;         /* 20 bytes of header */
+	t[13] = 0x02;           /* SYN */
+	t[14] = 0xff;           /* window */
+	memcpy(pseudo, &ip->saddr, 8);
+	pseudo[8] = 0;
+	pseudo[9] = IPPROTO_TCP;
+	pseudo[10] = 0;
+	pseudo[11] = 20;
+	sum = sum16(t, 20, sum16(pseudo, 12, 0));
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	t[16] = sum >> 8;
+	t[17] = sum & 0xff;
+	return sizeof(*ip) + 20;
+}
+
+/* An IPv4 ICMP message of type, code 0, sequence seq, size bytes of
+ * payload, its checksums set, into b; returns its length. */
+static size_t icmp4(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d, int type,
+		    int size, unsigned int seq)
+{
+	struct iphdr *ip = (struct iphdr *)b;
+	unsigned char *m = b + sizeof(*ip);
+	unsigned int sum;
+
+	memset(ip, 0, sizeof(*ip) + 8);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_ICMP;
+	ip->tot_len = htons(sizeof(*ip) + 8 + size);
+	ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
+	ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
+	m[0] = type;
+	m[4] = 0x7b;            /* identifier */
+	m[6] = seq >> 8 & 0xff;
+	m[7] = seq & 0xff;
+	memset(m + 8, 0x5a, size);
+	sum = sum16(m, 8 + size, 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	m[2] = sum >> 8;
+	m[3] = sum & 0xff;
+	return sizeof(*ip) + 8 + size;
+}
+
 /* One packet of shape ext (N > 0: that many destination-options headers;
- * 0: a later fragment of datagram id) into b; returns its length. */
+ * 0: a later fragment of datagram id; -1: a SYN from source port id;
+ * -2 - T: an ICMP message of type T) into b; returns its length. */
 static size_t build_raw(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d,
 			int ext, int port, int size, unsigned int id)
 {
+	if (ext == -1)
+		return syn4(b, s, d, port, 1024 + id % 64000);
+	if (ext < -1)
+		return icmp4(b, s, d, -2 - ext, size, id);
 	if (s->ss_family == AF_INET) {
 		struct iphdr *ip = (struct iphdr *)b;
 
@@ -303,9 +381,13 @@ static int do_raw(const char *src, const char *dst, const char *shape, int port,
 		fprintf(stderr, "tbgen raw: bad address pair %s -> %s\n", src, dst);
 		return 2;
 	}
-	if (strcmp(shape, "later") && (sscanf(shape, "ext:%d", &ext) != 1 || ext < 1 || ext > 64 ||
-				       s.ss_family != AF_INET6)) {
-		fprintf(stderr, "tbgen raw: --shape later, or ext:1..64 for IPv6\n");
+	if (!strcmp(shape, "syn") && s.ss_family == AF_INET)
+		ext = -1;
+	else if (sscanf(shape, "icmp:%d", &ext) == 1 && ext >= 0 && ext <= 255 && s.ss_family == AF_INET)
+		ext = -2 - ext;
+	else if (strcmp(shape, "later") && (sscanf(shape, "ext:%d", &ext) != 1 || ext < 1 || ext > 64 ||
+					    s.ss_family != AF_INET6)) {
+		fprintf(stderr, "tbgen raw: --shape later, syn or icmp:TYPE for IPv4, or ext:1..64 for IPv6\n");
 		return 2;
 	}
 	if (size > 1400) {
@@ -599,7 +681,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "hold"))) {
 		fprintf(stderr, "usage: tbgen send --src A,.. --dst B,.. [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N]\n"
-				"       tbgen raw --src A --dst B --shape later|ext:N [--port P] [--size N] "
+				"       tbgen raw --src A --dst B --shape later|ext:N|syn|icmp:T [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N] [--id N]\n"
 				"       tbgen hold --src A,.. --dst B --port P --count N --seconds S [--trickle T]\n"
 				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]\n");

@@ -89,10 +89,16 @@ struct tb_rate {
  * addresses only. The ports exist for TB_MATCH_PORT_PROTO protocols. */
 struct tb_match {
 	__u8 proto;         /* IP protocol (IPv6: past extension headers); 0: any */
-	__u8 ports;         /* TB_MATCH_DPORT, TB_MATCH_SPORT: which ranges apply */
-	__u16 dport[2];     /* [low, high], host order */
+	__u8 ports;         /* TB_MATCH_*: which of the fields below apply */
+	/* [low, high], host order; under TB_MATCH_TYPE, ICMP (or ICMPv6)
+	 * types, which a packet carries where a port would be (match.h) */
+	__u16 dport[2];
 	__u16 sport[2];
-	__u16 pad;
+	/* TB_MATCH_FLAGS: the TCP flags of flags_mask a segment must have
+	 * set as in flags (TB_TCPF_*). In what was padding before them: a
+	 * build before them reads a rule with them as one without. */
+	__u8 flags;
+	__u8 flags_mask;
 };
 
 /* IPv6 extension headers the datapath walks to the transport header: a
@@ -102,10 +108,24 @@ struct tb_match {
 
 #define TB_MATCH_DPORT 1
 #define TB_MATCH_SPORT 2
+#define TB_MATCH_FLAGS 4        /* TCP flags */
+#define TB_MATCH_TYPE 8         /* ICMP types, in dport */
+#define TB_PROTO_ICMP 1
 #define TB_PROTO_TCP 6
 #define TB_PROTO_UDP 17
+#define TB_PROTO_ICMPV6 58
 #define TB_PROTO_SCTP 132
 #define TB_MATCH_PORT_PROTO(p) ((p) == TB_PROTO_TCP || (p) == TB_PROTO_UDP || (p) == TB_PROTO_SCTP)
+#define TB_MATCH_TYPE_PROTO(p) ((p) == TB_PROTO_ICMP || (p) == TB_PROTO_ICMPV6)
+/* The TCP header's flags byte (RFC 9293, and RFC 3168's ECE and CWR). */
+#define TB_TCPF_FIN 0x01
+#define TB_TCPF_SYN 0x02
+#define TB_TCPF_RST 0x04
+#define TB_TCPF_PSH 0x08
+#define TB_TCPF_ACK 0x10
+#define TB_TCPF_URG 0x20
+#define TB_TCPF_ECE 0x40
+#define TB_TCPF_CWR 0x80
 
 /* rules[] value. A published rule is never written again: a change goes
  * to a fresh slot, which the prefix (or tb_config.default_rule) is then
@@ -418,8 +438,9 @@ struct tb_config {
 
 enum tb_match_reads {
 	TB_READS_PROTO = 1,     /* the protocol */
-	TB_READS_DPORT = 2,     /* and the destination port */
+	TB_READS_DPORT = 2,     /* and the destination port, or ICMP type */
 	TB_READS_SPORT = 4,     /* and the source port */
+	TB_READS_FLAGS = 8,     /* and TCP flags */
 };
 
 /* nodes[] value: the rules with a match that a packet inside a prefix

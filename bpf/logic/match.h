@@ -8,7 +8,9 @@
  * they exist but could not be read (a fragment whose first was not seen)
  * or, with protocol 0, where the protocol itself could not be (an IPv6
  * header chain not walked to its end), the destination port in bits
- * 16-31 and the source port in bits 32-47. */
+ * 16-31, the source port in bits 32-47 and TCP's flags in bits 48-55.
+ * An ICMP (or ICMPv6) packet's type stands for its destination port and
+ * its code for its source port. */
 #ifndef TB_MATCH_H
 #define TB_MATCH_H
 
@@ -17,6 +19,7 @@
 
 #define TB_L4_PORTS (1ULL << 8)
 #define TB_L4_UNKNOWN (1ULL << 9)
+#define TB_L4_FLAGS_SHIFT 48
 
 static __always_inline __u64 tb_l4_word(__u8 proto, int ports, __u16 dport, __u16 sport)
 {
@@ -38,7 +41,7 @@ static __always_inline __u64 tb_l4_mask(__u8 reads)
 {
 	if (!reads)
 		return 0;
-	if (reads & TB_READS_SPORT)
+	if (reads & (TB_READS_SPORT | TB_READS_FLAGS))
 		return ~0ULL;
 	return reads & TB_READS_DPORT ? 0xffffffffULL : 0xff | TB_L4_UNKNOWN;
 }
@@ -55,8 +58,8 @@ enum tb_takes {
 };
 
 /* Whether match m takes a packet of l4 (enum tb_takes). A packet of a
- * protocol without ports (ICMP, say) has none to read: only a match
- * without ports takes it. */
+ * protocol without ports (GRE, say) has none to read: only a match
+ * without ports takes it. TCP flags and ICMP types count as ports. */
 static __always_inline int tb_match_takes(const struct tb_match *m, __u64 l4)
 {
 	if (m->proto != (__u8)l4)
@@ -67,7 +70,9 @@ static __always_inline int tb_match_takes(const struct tb_match *m, __u64 l4)
 		return TB_TAKES_MAYBE;
 	if (!(l4 & TB_L4_PORTS))
 		return TB_TAKES_NOT;
-	if ((m->ports & TB_MATCH_DPORT) && !tb_port_in(m->dport, l4 >> 16))
+	if ((m->ports & (TB_MATCH_DPORT | TB_MATCH_TYPE)) && !tb_port_in(m->dport, l4 >> 16))
+		return TB_TAKES_NOT;
+	if ((m->ports & TB_MATCH_FLAGS) && ((__u8)(l4 >> TB_L4_FLAGS_SHIFT) & m->flags_mask) != m->flags)
 		return TB_TAKES_NOT;
 	return !(m->ports & TB_MATCH_SPORT) || tb_port_in(m->sport, l4 >> 32) ? TB_TAKES : TB_TAKES_NOT;
 }

@@ -29,9 +29,6 @@ struct vlan_tag {
 	__be16 proto;
 };
 
-/* linux/in.h would clash with the host's netinet/in.h in unit tests. */
-#define TB_PROTO_ICMPV6 58
-
 enum tb_frag {
 	TB_FRAG_NONE,
 	TB_FRAG_FIRST,  /* offset 0, more to come: it carries the transport header */
@@ -268,6 +265,7 @@ static __always_inline __u64 tb_l4(const void *data, const void *data_end, struc
 	__u32 off = pkt->l4;
 	__u8 proto = pkt->proto;
 	const __u8 *p;
+	__u64 l4;
 
 	if (cls == TB_CLASS_IPV6) {
 		/* Unrolled, and so with no exit but its end: clang lays a
@@ -287,17 +285,29 @@ static __always_inline __u64 tb_l4(const void *data, const void *data_end, struc
 		if (walk == TB_WALK_FAR || tb_ext_header(proto))
 			return tb_l4_unknown(0);
 	}
-	if (!TB_MATCH_PORT_PROTO(proto))
+	if (!TB_MATCH_PORT_PROTO(proto) && !TB_MATCH_TYPE_PROTO(proto))
 		return tb_l4_word(proto, 0, 0, 0);
 	if (pkt->frag == TB_FRAG_LATER || off > TB_L4_WALK_MAX)
 		return tb_l4_unknown(proto);
 	p = (const __u8 *)data + off;
+	/* ICMP's type and code are its first two bytes, which match.h reads
+	 * as ports; TCP's flags its 14th. */
+	if (TB_MATCH_TYPE_PROTO(proto)) {
+		if ((const void *)(p + 2) > data_end)
+			return whole ? TB_L4_MALFORMED : tb_l4_unknown(proto);
+		return tb_l4_word(proto, 1, p[0], p[1]);
+	}
 	if ((const void *)(p + 4) > data_end)
 		return whole ? TB_L4_MALFORMED : tb_l4_unknown(proto);
 	/* Both ports in one load: source then destination, big-endian, so
 	 * that in host order they sit where tb_l4_word puts them, 16 bits
 	 * up. Unaligned, which the verifier allows for packet reads on x86. */
-	return proto | TB_L4_PORTS | (__u64)tb_htonl(*(const __u32 *)p) << 16;
+	l4 = proto | TB_L4_PORTS | (__u64)tb_htonl(*(const __u32 *)p) << 16;
+	if (proto != TB_PROTO_TCP)
+		return l4;
+	if ((const void *)(p + 14) > data_end)
+		return whole ? TB_L4_MALFORMED : tb_l4_unknown(proto);
+	return l4 | (__u64)p[13] << TB_L4_FLAGS_SHIFT;
 }
 
 /* Length of every header a segment of this packet carries (link, IP,

@@ -340,7 +340,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 			st->malformed_packets++;
 			return TB_PASS;
 		}
-		if (pkt->frag && (cfg->match_reads & (TB_READS_DPORT | TB_READS_SPORT)))
+		if (pkt->frag && (cfg->match_reads & (TB_READS_DPORT | TB_READS_SPORT | TB_READS_FLAGS)))
 			l4 = tb_fragment_l4(data, data_end, pkt, *cls, l4);
 		l4 &= cfg->l4_mask | TB_L4_UNKNOWN;
 	}

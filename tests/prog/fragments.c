@@ -76,7 +76,7 @@ static void fragments_are_charged_to_their_datagram(void)
 		char e[160];
 
 		prefix_parse("default", &p, e, sizeof(e));
-		match_parse("udp", "53", NULL, &p, e, sizeof(e));
+		match_parse(&(struct match_words){ .proto = "udp", .dport = "53" }, &p, e, sizeof(e));
 		CHECK(!ruleset_del(rs, &p), "delete the port rule");
 	}
 	frame_ipv4(&f, "198.18.1.3", "198.19.0.1", &frag);
@@ -138,7 +138,7 @@ static void fragments_to_a_port_without_a_rule_pass(void)
 		char e[160];
 
 		prefix_parse("198.18.0.0/16", &p, e, sizeof(e));
-		match_parse("udp", "9053", NULL, &p, e, sizeof(e));
+		match_parse(&(struct match_words){ .proto = "udp", .dport = "9053" }, &p, e, sizeof(e));
 		CHECK(ruleset_set(rs, &p, &pass) >= 0, "a pass rule for UDP to 9053");
 	}
 	before = totals();

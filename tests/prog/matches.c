@@ -161,7 +161,7 @@ static void match_nodes_follow_changes(void)
 		char e[160];
 
 		prefix_parse("198.18.1.128/25", &p, e, sizeof(e));
-		match_parse("udp", "99", NULL, &p, e, sizeof(e));
+		match_parse(&(struct match_words){ .proto = "udp", .dport = "99" }, &p, e, sizeof(e));
 		err = ruleset_set(rs, &p, &s);
 		CHECK_EQ(err, -E2BIG, "a 17th rule with a match for 198.18.1.128/25 is refused");
 	}
@@ -178,7 +178,7 @@ static void match_nodes_follow_changes(void)
 		char e[160];
 
 		prefix_parse("198.18.0.0/16", &p, e, sizeof(e));
-		match_parse("tcp", NULL, NULL, &p, e, sizeof(e));
+		match_parse(&(struct match_words){ .proto = "tcp" }, &p, e, sizeof(e));
 		CHECK(!ruleset_del(rs, &p), "delete the /16's rule");
 	}
 	node_of("198.18.2.1", got, sizeof(got));
@@ -253,8 +253,58 @@ out:
 	teardown();
 }
 
+/* A rule for SYNs and one for echo requests on a prefix: each takes its
+ * packets alone, in both hooks; a SYN-ACK, a segment of data and an echo
+ * reply go by the default's rule. A TCP header cut before its flags, in a
+ * whole frame, is malformed where a rule reads them. */
+static void syn_and_echo_request_rules(void)
+{
+	struct match_words syn_words = { .proto = "tcp", .flags = "syn" };
+	struct match_words echo_words = { .proto = "icmp", .type = "echo-request" };
+	struct tb_stats before;
+	struct frame f;
+	int syn, echo;
+
+	setup();
+	set_rule("default", 1000, 100000, TB_COST_BYTES, TB_ACTION_DROP, TB_SCOPE_PER_ADDRESS);
+	syn = set_match_words("198.18.0.0/16", &syn_words, 100000, TB_SCOPE_PER_ADDRESS, 0);
+	echo = set_match_words("198.18.0.0/16", &echo_words, 100000, TB_SCOPE_PER_ADDRESS, 0);
+	if (syn < 0 || echo < 0)
+		goto out;
+	CHECK(rs->cfg.match_reads == (TB_READS_PROTO | TB_READS_DPORT | TB_READS_FLAGS),
+	      "the config says a rule reads flags and types: %u", rs->cfg.match_reads);
+	frame_to_port(&f, "198.18.1.1", TB_PROTO_TCP, 80);
+	f.b[f.hdr_len + 13] = TB_TCPF_SYN;
+	run(xdp_fd, &f);
+	f.b[f.hdr_len + 13] = TB_TCPF_SYN | TB_TCPF_ECE | TB_TCPF_CWR;
+	run(tc_fd, &f);
+	f.b[f.hdr_len + 13] = TB_TCPF_SYN | TB_TCPF_ACK;
+	run(xdp_fd, &f);
+	f.b[f.hdr_len + 13] = TB_TCPF_ACK | TB_TCPF_PSH;
+	run(tc_fd, &f);
+	CHECK_EQ(passed_under("198.18.1.1", syn), 2, "the SYNs, with ECN's flags or not: the SYN rule's bucket");
+	CHECK_EQ(bucket_of("198.18.1.1").c.passed_packets, 2, "the SYN-ACK and the data: the default's");
+	frame_to_port(&f, "198.18.1.2", TB_PROTO_ICMP, 0);
+	f.b[f.hdr_len] = 8;
+	f.b[f.hdr_len + 1] = 0;
+	run(xdp_fd, &f);
+	f.b[f.hdr_len] = 0;
+	run(tc_fd, &f);
+	CHECK_EQ(passed_under("198.18.1.2", echo), 1, "the echo request: its rule's bucket");
+	CHECK_EQ(bucket_of("198.18.1.2").c.passed_packets, 1, "the echo reply: the default's");
+	frame_to_port(&f, "198.18.1.3", TB_PROTO_TCP, 80);
+	f.b[f.hdr_len + 13] = TB_TCPF_SYN;
+	before = totals();
+	CHECK_EQ(run_len(xdp_fd, &f, f.hdr_len + 13), XDP_PASS, "TCP cut before its flags passes");
+	CHECK_EQ(totals().malformed_packets - before.malformed_packets, 1, "counted as malformed");
+	CHECK(!has_bucket("198.18.1.3") && !passed_under("198.18.1.3", syn), "charged to no bucket");
+out:
+	teardown();
+}
+
 TOPIC(prog_matches,
 	T(port_beats_protocol_beats_plain),
 	T(match_nodes_follow_changes),
-	T(icmp_rules_and_malformed_transport)
+	T(icmp_rules_and_malformed_transport),
+	T(syn_and_echo_request_rules)
 );

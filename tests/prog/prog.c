@@ -339,20 +339,26 @@ struct tb_bucket total_of(int id)
 	return sh.b;
 }
 
-int set_match(const char *prefix, const char *proto, const char *dport, __u64 burst, int scope,
-		     __u8 group_len)
+int set_match_words(const char *prefix, const struct match_words *w, __u64 burst, int scope, __u8 group_len)
 {
 	struct rule_spec s = { .rate = 1000, .burst = burst, .scope = scope, .group_len = group_len };
 	struct tb_prefix p;
-	char err[160];
+	char err[200];
 	int id;
 
 	if (!CHECK(prefix_parse(prefix, &p, err, sizeof(err)) == PREFIX_OK, "prefix %s: %s", prefix, err) ||
-	    !CHECK(!match_parse(proto, dport, NULL, &p, err, sizeof(err)), "%s proto %s: %s", prefix, proto, err))
+	    !CHECK(!match_parse(w, &p, err, sizeof(err)), "%s proto %s: %s", prefix, w->proto, err))
 		return -EINVAL;
 	id = ruleset_set(rs, &p, &s);
-	CHECK(id >= 0, "set rule %s proto %s dport %s: %s", prefix, proto, dport, strerror(-id));
+	CHECK(id >= 0, "set rule %s proto %s: %s", prefix, w->proto, strerror(-id));
 	return id;
+}
+
+int set_match(const char *prefix, const char *proto, const char *dport, __u64 burst, int scope,
+		     __u8 group_len)
+{
+	return set_match_words(prefix, &(struct match_words){ .proto = proto, .dport = dport }, burst, scope,
+			       group_len);
 }
 
 __u64 passed_under(const char *addr, int id)

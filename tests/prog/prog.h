@@ -20,6 +20,7 @@
 #include "logic/match.h"
 #include "lib/hook.h"
 #include "tb.skel.h"
+#include "lib/match_text.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
 #include "lib/pending.h"
@@ -124,6 +125,8 @@ struct tb_bucket total_of(int id);
  * Returns its slot. */
 int set_match(const char *prefix, const char *proto, const char *dport, __u64 burst, int scope,
 		     __u8 group_len);
+/* The same for a match of any words (lib/match_text.h). */
+int set_match_words(const char *prefix, const struct match_words *w, __u64 burst, int scope, __u8 group_len);
 
 /* Packets counted by the bucket of addr (or its group) under rule id. */
 __u64 passed_under(const char *addr, int id);

@@ -92,6 +92,40 @@ static void ports_and_ranges_at_their_edges(void)
 		 tb_l4_word(TB_PROTO_UDP, 1, 1, 2), "and for source ports, keeps both");
 }
 
+/* TCP flags: those of the mask as the match sets them, the rest free;
+ * ICMP types where ports would be. */
+static void tcp_flags_and_icmp_types(void)
+{
+	struct tb_match syn = { .proto = TB_PROTO_TCP, .ports = TB_MATCH_FLAGS, .flags = TB_TCPF_SYN,
+				.flags_mask = TB_TCPF_SYN | TB_TCPF_ACK };
+	struct tb_match echo = { .proto = TB_PROTO_ICMP, .ports = TB_MATCH_TYPE, .dport = { 8, 8 } };
+	struct tb_match icmp = { .proto = TB_PROTO_ICMP };
+	__u64 tcp = tb_l4_word(TB_PROTO_TCP, 1, 80, 40000);
+
+#define WITH(f) (tcp | (__u64)(f) << TB_L4_FLAGS_SHIFT)
+	CHECK_EQ(tb_match_takes(&syn, WITH(TB_TCPF_SYN)), TB_TAKES, "a SYN");
+	CHECK_EQ(tb_match_takes(&syn, WITH(TB_TCPF_SYN | TB_TCPF_ECE | TB_TCPF_CWR)), TB_TAKES,
+		 "a SYN asking for ECN: flags outside the mask are free");
+	CHECK_EQ(tb_match_takes(&syn, WITH(TB_TCPF_SYN | TB_TCPF_ACK)), TB_TAKES_NOT, "a SYN-ACK");
+	CHECK_EQ(tb_match_takes(&syn, WITH(TB_TCPF_ACK | TB_TCPF_PSH)), TB_TAKES_NOT, "a segment of data");
+	CHECK_EQ(tb_match_takes(&syn, tb_l4_unknown(TB_PROTO_TCP)), TB_TAKES_MAYBE, "flags unknown: maybe");
+	CHECK_EQ(tb_match_takes(&syn, tb_l4_word(TB_PROTO_UDP, 1, 80, 40000)), TB_TAKES_NOT, "UDP");
+	syn.ports |= TB_MATCH_DPORT;
+	syn.dport[0] = syn.dport[1] = 443;
+	CHECK_EQ(tb_match_takes(&syn, WITH(TB_TCPF_SYN)), TB_TAKES_NOT, "a SYN to 80 under dport 443");
+	CHECK_EQ(WITH(TB_TCPF_SYN) & tb_l4_mask(TB_READS_PROTO | TB_READS_FLAGS), WITH(TB_TCPF_SYN),
+		 "read for flags, a packet's word keeps them");
+	CHECK_EQ(WITH(TB_TCPF_SYN) & tb_l4_mask(TB_READS_PROTO | TB_READS_DPORT), tb_l4_word(TB_PROTO_TCP, 1, 80, 0),
+		 "read for ports alone, not");
+#undef WITH
+	CHECK_EQ(tb_match_takes(&echo, tb_l4_word(TB_PROTO_ICMP, 1, 8, 0)), TB_TAKES, "an echo request");
+	CHECK_EQ(tb_match_takes(&echo, tb_l4_word(TB_PROTO_ICMP, 1, 0, 0)), TB_TAKES_NOT, "an echo reply");
+	CHECK_EQ(tb_match_takes(&echo, tb_l4_word(TB_PROTO_ICMPV6, 1, 8, 0)), TB_TAKES_NOT, "ICMPv6 type 8");
+	CHECK_EQ(tb_match_takes(&echo, tb_l4_unknown(TB_PROTO_ICMP)), TB_TAKES_MAYBE, "a later fragment: maybe");
+	CHECK_EQ(tb_match_takes(&icmp, tb_l4_word(TB_PROTO_ICMP, 1, 3, 1)), TB_TAKES, "proto icmp takes any type");
+	CHECK_EQ(tb_match_takes(&icmp, tb_l4_unknown(TB_PROTO_ICMP)), TB_TAKES, "and a later fragment");
+}
+
 /* A class makes a key no address and no other class has, and comes off
  * again: IPv4, IPv6 and group keys. */
 static void class_keys_differ_and_come_off(void)
@@ -125,6 +159,7 @@ static void class_keys_differ_and_come_off(void)
 TEST_LIST(
 	T(first_match_wins_unless_a_plain_prefix_is_longer),
 	T(ports_and_ranges_at_their_edges),
+	T(tcp_flags_and_icmp_types),
 	T(class_keys_differ_and_come_off),
 );
 

@@ -179,9 +179,21 @@ static void ipv4_transport_ports_and_fragments(void)
 	frame_ports(&f, f.hdr_len, 40000, 53);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "UDP: its ports");
 	f.b[14 + 9] = TB_PROTO_TCP;
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_TCP, 1, 53, 40000), "TCP: its ports");
-	f.b[14 + 9] = 1;
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(1, 0, 0, 0), "ICMP: no ports");
+	f.b[f.hdr_len + 13] = TB_TCPF_SYN | TB_TCPF_ECE | TB_TCPF_CWR;
+	CHECK_EQ(transport(&f, f.len, 1),
+		 tb_l4_word(TB_PROTO_TCP, 1, 53, 40000) | (__u64)(TB_TCPF_SYN | TB_TCPF_ECE | TB_TCPF_CWR) << TB_L4_FLAGS_SHIFT,
+		 "TCP: its ports and flags");
+	CHECK_EQ(transport(&f, f.hdr_len + 13, 1), TB_L4_MALFORMED, "TCP cut before its flags, whole: malformed");
+	CHECK_EQ(transport(&f, f.hdr_len + 13, 0), tb_l4_unknown(TB_PROTO_TCP),
+		 "past what the hook sees: its ports and flags unknown");
+	f.b[14 + 9] = TB_PROTO_ICMP;
+	f.b[f.hdr_len] = 8;
+	f.b[f.hdr_len + 1] = 0;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_ICMP, 1, 8, 0), "ICMP: its type and code, as ports");
+	CHECK_EQ(transport(&f, f.hdr_len + 1, 1), TB_L4_MALFORMED, "ICMP cut before its code, whole: malformed");
+	CHECK_EQ(transport(&f, f.hdr_len + 1, 0), tb_l4_unknown(TB_PROTO_ICMP), "past what the hook sees: unknown");
+	f.b[14 + 9] = 47;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(47, 0, 0, 0), "GRE: no ports");
 	f.b[14 + 9] = TB_PROTO_SCTP;
 	CHECK_EQ(transport(&f, f.hdr_len + 3, 1), TB_L4_MALFORMED, "SCTP cut before its ports, whole: malformed");
 	CHECK_EQ(transport(&f, f.hdr_len + 3, 0), tb_l4_unknown(TB_PROTO_SCTP), "past what the hook sees: ports unknown");
@@ -193,8 +205,8 @@ static void ipv4_transport_ports_and_fragments(void)
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "the first fragment: its ports");
 	CHECK_EQ(transport(&f, f.hdr_len, 1), TB_L4_MALFORMED, "the first fragment, cut before its ports");
 	frame_ipv4(&f, "198.18.0.1", "198.19.0.1", &frag);
-	f.b[14 + 9] = 1;
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(1, 0, 0, 0), "a later ICMP fragment: a protocol without ports");
+	f.b[14 + 9] = TB_PROTO_ICMP;
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(TB_PROTO_ICMP), "a later ICMP fragment: its type unknown");
 }
 
 /* What tb_parse and tb_l4 say of a fragment's datagram. */
@@ -249,16 +261,18 @@ static void ipv6_transport_past_extension_headers(void)
 	l4 = frame_ipv6_chain(&f, "2001:db8::1", 0, -1, TB_PROTO_UDP, 40000, 53, 100);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000), "UDP: its ports");
 	l4 = frame_ipv6_chain(&f, "2001:db8::1", 2, 0, TB_PROTO_TCP, 40000, 443, 100);
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_TCP, 1, 443, 40000),
-		 "past two options headers and a first fragment's: its ports");
+	CHECK_EQ(transport(&f, f.len, 1),
+		 tb_l4_word(TB_PROTO_TCP, 1, 443, 40000) | (__u64)f.b[l4 + 13] << TB_L4_FLAGS_SHIFT,
+		 "past two options headers and a first fragment's: its ports and flags");
 	CHECK_EQ(transport(&f, l4 + 3, 1), TB_L4_MALFORMED, "cut before them: malformed");
 	l4 = frame_ipv6_chain(&f, "2001:db8::1", 1, 185, TB_PROTO_UDP, 40000, 53, 100);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(TB_PROTO_UDP), "a later fragment: its ports unknown");
 	f.b[l4 - 8] = TB_EXT_DSTOPTS;
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_unknown(0),
 		 "a later fragment whose part begins with a header: its protocol unknown, the rest is no header");
-	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, 58, 0x8000, 0, 100);
-	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(58, 0, 0, 0), "ICMPv6 past an options header");
+	frame_ipv6_chain(&f, "2001:db8::1", 1, -1, TB_PROTO_ICMPV6, 0x8000, 0, 100);
+	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_ICMPV6, 1, 128, 0),
+		 "ICMPv6 past an options header: its type (echo request) and code");
 	frame_ipv6_chain(&f, "2001:db8::1", TB_EXT_MAX, -1, TB_PROTO_UDP, 40000, 53, 100);
 	CHECK_EQ(transport(&f, f.len, 1), tb_l4_word(TB_PROTO_UDP, 1, 53, 40000),
 		 "past %d extension headers: its ports", TB_EXT_MAX);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* units.c against tc's meaning of every suffix, and prefix.c's parsing. */
 #include "lib/units.h"
+#include "lib/match_text.h"
 #include "lib/prefix.h"
 #include "../check.h"
 
@@ -128,12 +129,78 @@ static void prefixes(void)
 	CHECK(!prefix_contains(&p, &a), "IPv6 address not in an IPv4 prefix");
 }
 
+/* A match's words parsed, and written back as what parses to it again. */
+static struct tb_match words(const char *prefix, struct match_words w, const char *want)
+{
+	char err[200], buf[160];
+	struct tb_prefix p, again;
+
+	CHECK_EQ(prefix_parse(prefix, &p, err, sizeof(err)), PREFIX_OK, "%s", prefix);
+	CHECK(!match_parse(&w, &p, err, sizeof(err)), "%s: %s", want, err);
+	match_format(&p.m, buf, sizeof(buf));
+	CHECK(!strcmp(buf, want), "written as \"%s\", want \"%s\"", buf, want);
+	again = p;
+	CHECK(!match_parse(&(struct match_words){ .proto = w.proto, .dport = w.dport, .sport = w.sport,
+						  .flags = w.flags, .type = w.type }, &again, err, sizeof(err)) &&
+		      !memcmp(&again.m, &p.m, sizeof(p.m)), "%s parses again the same", want);
+	return p.m;
+}
+
+static int refused(const char *prefix, struct match_words w, const char *say)
+{
+	char err[200] = "";
+	struct tb_prefix p;
+
+	prefix_parse(prefix, &p, err, sizeof(err));
+	CHECK(match_parse(&w, &p, err, sizeof(err)) < 0, "refused: %s", say);
+	return CHECK(strstr(err, say) != NULL, "\"%s\" says \"%s\"", err, say);
+}
+
+static void tcp_flags_and_icmp_types_as_words(void)
+{
+	struct tb_match m;
+
+	m = words("198.18.0.0/15", (struct match_words){ .proto = "tcp", .flags = "syn" },
+		  " proto tcp flags syn/syn,ack");
+	CHECK(m.flags == TB_TCPF_SYN && m.flags_mask == (TB_TCPF_SYN | TB_TCPF_ACK) && m.ports == TB_MATCH_FLAGS,
+	      "flags syn: SYN set, ACK clear");
+	m = words("198.18.0.0/15", (struct match_words){ .proto = "tcp", .flags = "0x02/0x12" },
+		  " proto tcp flags syn/syn,ack");
+	m = words("198.18.0.0/15", (struct match_words){ .proto = "tcp", .flags = "syn,ack" },
+		  " proto tcp flags syn,ack/syn,ack");
+	m = words("default", (struct match_words){ .proto = "tcp", .dport = "443", .flags = "none/rst" },
+		  " proto tcp dport 443 flags none/rst");
+	CHECK(m.ports == (TB_MATCH_DPORT | TB_MATCH_FLAGS) && !m.flags && m.flags_mask == TB_TCPF_RST,
+	      "with a port: RST clear");
+	m = words("198.18.0.0/15", (struct match_words){ .proto = "icmp", .type = "echo-request" },
+		  " proto icmp type echo-request");
+	CHECK(m.ports == TB_MATCH_TYPE && m.dport[0] == 8 && m.dport[1] == 8, "type 8");
+	m = words("2001:db8::/32", (struct match_words){ .proto = "icmpv6", .type = "echo-request" },
+		  " proto icmpv6 type echo-request");
+	CHECK(m.dport[0] == 128, "ICMPv6's echo request is 128");
+	words("default", (struct match_words){ .proto = "icmp", .type = "3-5" }, " proto icmp type 3-5");
+	words("default", (struct match_words){ .proto = "icmp", .type = "42" }, " proto icmp type 42");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "syn/ack" }, "sets flags that");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "syn,bogus" }, "invalid flags");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "syn," }, "invalid flags");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "" }, "invalid flags");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "0x100" }, "invalid flags");
+	refused("default", (struct match_words){ .proto = "tcp", .flags = "none/none" }, "names no flag");
+	refused("default", (struct match_words){ .proto = "udp", .flags = "syn" }, "flags exist for tcp only");
+	refused("default", (struct match_words){ .flags = "syn" }, "needs a protocol: proto tcp");
+	refused("default", (struct match_words){ .proto = "icmp", .type = "echo" }, "unknown icmp type");
+	refused("default", (struct match_words){ .proto = "icmp", .type = "256" }, "a type is 0..255");
+	refused("default", (struct match_words){ .proto = "tcp", .type = "8" }, "types exist for icmp and icmpv6");
+	refused("default", (struct match_words){ .proto = "icmp", .dport = "8" }, "ports exist for tcp");
+}
+
 TEST_LIST(
 	T(rates_follow_tc),
 	T(sizes_follow_tc),
 	T(bad_values_rejected),
 	T(formats_like_tc),
 	T(prefixes),
+	T(tcp_flags_and_icmp_types_as_words),
 );
 
 int main(int argc, char **argv)

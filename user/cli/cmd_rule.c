@@ -7,6 +7,7 @@
 #include <string.h>
 #include "logic/group.h"
 #include "view/output.h"
+#include "lib/match_text.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
 #include "fleet/store.h"
@@ -166,25 +167,30 @@ static int parse_fleet(const struct kw *kws, struct rule_spec *s)
 	return parse_burst(b, "share-burst", s, s->share_rate, &s->share_burst);
 }
 
-/* proto, dport, sport: with the prefix, what names the rule. */
+/* proto, dport, sport, flags, type: with the prefix, what names the
+ * rule. */
 static int parse_match(const char *cmd, const struct kw *kws, struct tb_prefix *p)
 {
-	char err[160];
+	struct match_words w = { kw_get(kws, "proto"), kw_get(kws, "dport"), kw_get(kws, "sport"),
+				 kw_get(kws, "flags"), kw_get(kws, "type") };
+	char err[200];
 
-	if (match_parse(kw_get(kws, "proto"), kw_get(kws, "dport"), kw_get(kws, "sport"), p, err, sizeof(err)))
+	if (match_parse(&w, p, err, sizeof(err)))
 		return usage_error(cmd, "%s", err);
 	return 0;
 }
 
 static bool names_rule(const char *kw)
 {
-	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport");
+	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport") ||
+	       !strcmp(kw, "flags") || !strcmp(kw, "type");
 }
 
 static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct rule_set_opts *a = opts;
-	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "rate" }, { "burst" }, { "cost" },
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "flags" }, { "type" }, { "rate" },
+			    { "burst" }, { "cost" },
 			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
 			    { "fleet" }, { "share" }, { "share-burst" }, { 0 } };
 	const char *prefix = NULL, *v;
@@ -316,7 +322,7 @@ static int run_rule_del(const void *opts)
 
 static int parse_rule_del(const char *cmd, int argc, char **argv, void *opts)
 {
-	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { 0 } };
+	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "flags" }, { "type" }, { 0 } };
 	struct cmd_target *t = opts;
 	const char *prefix = NULL;
 	int rc = kw_parse(cmd, argc, argv, kws, &prefix);
@@ -381,8 +387,8 @@ static int run_rule_list(const void *opts)
 
 const struct command cmd_rule_set = {
 	.name = "rule set",
-	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]] "
-		 "{rate RATE [burst SIZE] [cost bytes|packets] "
+	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]] [flags FLAGS[/FLAGS]] "
+		 "[type TYPE]] {rate RATE [burst SIZE] [cost bytes|packets] "
 		 "[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
 		 "[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
 	.opts_size = sizeof(struct rule_set_opts),
@@ -394,7 +400,8 @@ const struct command cmd_rule_set = {
 };
 const struct command cmd_rule_del = {
 	.name = "rule del",
-	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]]]",
+	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]] [flags FLAGS[/FLAGS]] "
+		 "[type TYPE]]",
 	.opts_size = sizeof(struct cmd_target),
 	.parse = parse_rule_del,
 	.run = run_rule_del,

@@ -37,15 +37,18 @@ static bool within(const struct tb_rule *r, __u8 family, __u8 len, const __u8 *a
 	return prefix_contains(&rp, &a);
 }
 
+/* Ports, TCP flags and ICMP types count alike: what a match gives of
+ * them, and how many packets' values they take (narrower first). */
 static int ports_given(const struct tb_match *m)
 {
-	return !!(m->ports & TB_MATCH_DPORT) + !!(m->ports & TB_MATCH_SPORT);
+	return __builtin_popcount(m->ports & (TB_MATCH_DPORT | TB_MATCH_SPORT | TB_MATCH_FLAGS | TB_MATCH_TYPE));
 }
 
 static __u32 ports_width(const struct tb_match *m)
 {
-	return (m->ports & TB_MATCH_DPORT ? m->dport[1] - m->dport[0] : 0x10000) +
-	       (m->ports & TB_MATCH_SPORT ? m->sport[1] - m->sport[0] : 0x10000);
+	return (m->ports & (TB_MATCH_DPORT | TB_MATCH_TYPE) ? m->dport[1] - m->dport[0] : 0x10000) +
+	       (m->ports & TB_MATCH_SPORT ? m->sport[1] - m->sport[0] : 0x10000) +
+	       (m->ports & TB_MATCH_FLAGS ? (1u << (8 - __builtin_popcount(m->flags_mask))) - 1 : 0x100);
 }
 
 /* The order a node tries its entries in (tb_abi.h, struct tb_node). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "logic/group.h"
+#include "lib/match_text.h"
 #include "lib/prefix.h"
 
 static void clear_host_bits(__u8 *addr, int bytes, int len, bool *changed)
@@ -99,124 +100,11 @@ bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b)
 	       !memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16) && !memcmp(&a->m, &b->m, sizeof(a->m));
 }
 
-static const struct {
-	const char *name;
-	__u8 proto;
-} protos[] = { { "tcp", TB_PROTO_TCP }, { "udp", TB_PROTO_UDP }, { "icmp", 1 },
-	       { "icmpv6", 58 }, { "sctp", TB_PROTO_SCTP } };
-
-void proto_format(__u8 proto, char *buf, size_t len)
-{
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (protos[i].proto == proto) {
-			snprintf(buf, len, "%s", protos[i].name);
-			return;
-		}
-	snprintf(buf, len, "%u", proto);
-}
-
-static void range_format(const __u16 r[2], char *buf, size_t len)
-{
-	if (r[0] == r[1])
-		snprintf(buf, len, "%u", r[0]);
-	else
-		snprintf(buf, len, "%u-%u", r[0], r[1]);
-}
-
-void match_format(const struct tb_match *m, char *buf, size_t len)
-{
-	char proto[16], d[16] = "", s[16] = "";
-
-	if (!m->proto) {
-		snprintf(buf, len, "%s", "");
-		return;
-	}
-	proto_format(m->proto, proto, sizeof(proto));
-	if (m->ports & TB_MATCH_DPORT)
-		range_format(m->dport, d, sizeof(d));
-	if (m->ports & TB_MATCH_SPORT)
-		range_format(m->sport, s, sizeof(s));
-	snprintf(buf, len, " proto %s%s%s%s%s", proto, *d ? " dport " : "", d, *s ? " sport " : "", s);
-}
-
-/* PORT or PORT-PORT, low first, each 0..65535. */
-static int range_parse(const char *what, const char *v, __u16 r[2], char *err, size_t errlen)
-{
-	unsigned long lo, hi;
-	char *end;
-
-	errno = 0;
-	lo = strtoul(v, &end, 10);
-	hi = lo;
-	if (end != v && *end == '-' && isdigit((unsigned char)end[1]))
-		hi = strtoul(end + 1, &end, 10);
-	if (!isdigit((unsigned char)*v) || *end || errno) {
-		snprintf(err, errlen, "invalid %s \"%s\" (PORT or PORT-PORT)", what, v);
-		return -1;
-	}
-	if (lo > 65535 || hi > 65535) {
-		snprintf(err, errlen, "%s %s: a port is 0..65535", what, v);
-		return -1;
-	}
-	if (lo > hi) {
-		snprintf(err, errlen, "%s %s: the range is reversed (low-high)", what, v);
-		return -1;
-	}
-	r[0] = lo;
-	r[1] = hi;
-	return 0;
-}
-
-int match_parse(const char *proto, const char *dport, const char *sport, struct tb_prefix *p, char *err,
-		size_t errlen)
-{
-	struct tb_match *m = &p->m;
-	unsigned long n;
-	char *end;
-
-	memset(m, 0, sizeof(*m));
-	if (!proto) {
-		if (!dport && !sport)
-			return 0;
-		snprintf(err, errlen, "%s needs a protocol with ports: proto tcp, udp or sctp",
-			 dport ? "dport" : "sport");
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (!strcmp(proto, protos[i].name))
-			m->proto = protos[i].proto;
-	if (!m->proto) {
-		errno = 0;
-		n = strtoul(proto, &end, 10);
-		if (!isdigit((unsigned char)*proto) || *end || errno || n < 1 || n > 255) {
-			snprintf(err, errlen, "invalid proto \"%s\" (tcp, udp, icmp, icmpv6, sctp, or 1..255)", proto);
-			return -1;
-		}
-		m->proto = n;
-	}
-	if ((m->proto == 1 && p->family == 6) || (m->proto == 58 && p->family == 4)) {
-		snprintf(err, errlen, "proto %s never matches an IPv%d prefix: use icmp%s", proto, p->family,
-			 p->family == 6 ? "v6" : "");
-		return -1;
-	}
-	if ((dport || sport) && !TB_MATCH_PORT_PROTO(m->proto)) {
-		snprintf(err, errlen, "%s with proto %s: ports exist for tcp, udp and sctp only",
-			 dport ? "dport" : "sport", proto);
-		return -1;
-	}
-	if (dport && range_parse("dport", dport, m->dport, err, errlen))
-		return -1;
-	if (sport && range_parse("sport", sport, m->sport, err, errlen))
-		return -1;
-	m->ports = (dport ? TB_MATCH_DPORT : 0) | (sport ? TB_MATCH_SPORT : 0);
-	return 0;
-}
-
 void prefix_format(const struct tb_prefix *p, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN];
 
-	char match[64];
+	char match[160];
 
 	match_format(&p->m, match, sizeof(match));
 	if (!p->family) {

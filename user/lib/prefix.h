@@ -16,7 +16,7 @@ struct tb_prefix {
 };
 
 /* Room for any prefix_format text. */
-#define PREFIX_TEXT_MAX 128
+#define PREFIX_TEXT_MAX 208
 
 enum prefix_status {
 	PREFIX_OK,
@@ -31,14 +31,6 @@ int addr_parse(const char *s, struct tb_addr *a);
 bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b);
 /* The prefix, then its match as rule set takes it ("proto udp dport 53"). */
 void prefix_format(const struct tb_prefix *p, char *buf, size_t len);
-/* proto NAME|NUM, dport PORT[-PORT], sport PORT[-PORT] (each NULL where
- * not given) into p's match. 0, or -1 with err set. */
-int match_parse(const char *proto, const char *dport, const char *sport, struct tb_prefix *p, char *err,
-		size_t errlen);
-/* The match's words ("" for none), with a leading space. */
-void match_format(const struct tb_match *m, char *buf, size_t len);
-/* The protocol's name, or its number. */
-void proto_format(__u8 proto, char *buf, size_t len);
 /* Whether a is an IPv4 address (::ffff:a.b.c.d). */
 bool addr_is_v4(const struct tb_addr *a);
 /* An address, or a per-/LEN group's key as its prefix (group.h). */

@@ -120,7 +120,8 @@ static int sync_flags(struct ruleset *rs)
 
 	cfg.resolve_first = rs->ngrouped > 0 || rs->nmatched > 0;
 	cfg.match_reads = !rs->nmatched ? 0 :
-			  TB_READS_PROTO | (rs->ndport ? TB_READS_DPORT : 0) | (rs->nsport ? TB_READS_SPORT : 0);
+			  TB_READS_PROTO | (rs->ndport ? TB_READS_DPORT : 0) | (rs->nsport ? TB_READS_SPORT : 0) |
+			  (rs->nflags ? TB_READS_FLAGS : 0);
 	cfg.l4_mask = tb_l4_mask(cfg.match_reads);
 	if (cfg.resolve_first == rs->cfg.resolve_first && cfg.match_reads == rs->cfg.match_reads)
 		return 0;
@@ -179,8 +180,9 @@ static void index_add(struct ruleset *rs, int id)
 	rs->ngrouped += rs->rules[id].scope == TB_SCOPE_GROUP;
 	if (has_match(&rs->rules[id])) {
 		rs->nmatched++;
-		rs->ndport += !!(rs->rules[id].match.ports & TB_MATCH_DPORT);
+		rs->ndport += !!(rs->rules[id].match.ports & (TB_MATCH_DPORT | TB_MATCH_TYPE));
 		rs->nsport += !!(rs->rules[id].match.ports & TB_MATCH_SPORT);
+		rs->nflags += !!(rs->rules[id].match.ports & TB_MATCH_FLAGS);
 		rs->class_rule[rs->rules[id].shared] = id + 1;
 	}
 	/* A prefix's first rule takes the shared slot on top of the stack. */
@@ -204,8 +206,9 @@ static void index_del(struct ruleset *rs, int id)
 	rs->ngrouped -= rs->rules[id].scope == TB_SCOPE_GROUP;
 	if (has_match(&rs->rules[id])) {
 		rs->nmatched--;
-		rs->ndport -= !!(rs->rules[id].match.ports & TB_MATCH_DPORT);
+		rs->ndport -= !!(rs->rules[id].match.ports & (TB_MATCH_DPORT | TB_MATCH_TYPE));
 		rs->nsport -= !!(rs->rules[id].match.ports & TB_MATCH_SPORT);
+		rs->nflags -= !!(rs->rules[id].match.ports & TB_MATCH_FLAGS);
 		if (rs->class_rule[rs->rules[id].shared] == id + 1)
 			rs->class_rule[rs->rules[id].shared] = 0;
 	}
@@ -302,7 +305,7 @@ static int index_build(struct ruleset *rs, bool repair)
 
 	memset(rs->head, 0, sizeof(rs->head));
 	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
-	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = rs->nmatched = rs->ndport = rs->nsport = 0;
+	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = rs->nmatched = rs->ndport = rs->nsport = rs->nflags = 0;
 	memset(rs->class_rule, 0, sizeof(rs->class_rule));
 	for (int i = TB_MAX_RULES - 1; i >= 0; i--) {
 		if (!rs->rules[i].in_use)

@@ -24,7 +24,7 @@ struct ruleset {
 	int free_shared[TB_MAX_RULES], nfree_shared;
 	int ngrouped;           /* in-use per-/LEN rules */
 	/* In-use rules with a match, and of them those with ports. */
-	int nmatched, ndport, nsport;
+	int nmatched, ndport, nsport, nflags;
 	int class_rule[TB_MAX_RULES];   /* shared[] slot: its in-use rule with a match + 1 */
 	/* nodes[] as published (tb_abi.h, struct tb_node): a slot is live
 	 * while its prefix's match trie entry (or the default) points at it. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lib/names.h"
+#include "lib/match_text.h"
 #include "lib/prefix.h"
 #include "lib/ruleset.h"
 #include "lib/units.h"
@@ -72,6 +73,16 @@ void rule_json(const struct tb_rule *r, struct json_object *arr)
 		if (r->match.ports & TB_MATCH_SPORT) {
 			json_add_u64(o, "sport_min", r->match.sport[0]);
 			json_add_u64(o, "sport_max", r->match.sport[1]);
+		}
+		if (r->match.ports & TB_MATCH_FLAGS) {
+			tcp_flags_format(r->match.flags, buf, sizeof(buf));
+			json_add_str(o, "tcp_flags", buf);
+			tcp_flags_format(r->match.flags_mask, buf, sizeof(buf));
+			json_add_str(o, "tcp_flags_mask", buf);
+		}
+		if (r->match.ports & TB_MATCH_TYPE) {
+			json_add_u64(o, "icmp_type_min", r->match.dport[0]);
+			json_add_u64(o, "icmp_type_max", r->match.dport[1]);
 		}
 	}
 	json_add_str(o, "action", action_names[r->action]);
