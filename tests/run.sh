@@ -65,15 +65,27 @@ done
 # program tests, the host's namespace suites, which judge rates, one at a
 # time, and then the crash runs, which judge no timing, beside the VM
 # stage and then the test of the VM's runner. Then the other suites that
-# judge no timing: the benchmark's smoke run (its numbers are not judged)
-# beside the upgrade's kill loops, the fuzz run and the package's build
-# elsewhere. The upgrade's older builds are made from the start, taking
+# judge no timing: the package's build and the benchmark's smoke run (its
+# numbers are not judged) beside the upgrade's kill loops, the fuzz run
+# and the package's checks, its build elsewhere. The upgrade's older builds are made from the start, taking
 # only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_store" "$B/tests/test_prog")
 beside_vm() { together "${units[*]} ${host[*]} tests/e2e/crash.sh" "vm_stage tests/e2e/vm_runner.sh"; }
-no_timing() { together tests/e2e/bench_smoke.sh "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
+# make deb (make test-full builds it first), under the lock package.sh
+# waits on.
+deb_build() {
+	if flock "$B/deb.lock" make -s BUILD="$B" deb >/dev/null; then
+		printf 'ok   make deb\n1 passed, 0 failed\n'
+	else
+		printf 'FAIL make deb\n0 passed, 1 failed\n'
+		return 1
+	fi
+}
+deb_lane=deb_build
+[[ $TB_FULL == 1 ]] && deb_lane=
+no_timing() { together "$deb_lane tests/e2e/bench_smoke.sh" "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
 
 export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &

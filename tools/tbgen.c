@@ -214,6 +214,14 @@ static unsigned int sum16(const unsigned char *p, size_t len, unsigned int sum)
 	return sum;
 }
 
+/* The Internet checksum of a running sum: folded, complemented. */
+static unsigned int sum_fold(unsigned int sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
 /* A UDP header to port with a valid IPv6 checksum, payload bytes after it. */
 static size_t udp6(unsigned char *u, const struct ip6_hdr *ip6, int port, int payload)
 {
@@ -228,13 +236,29 @@ static size_t udp6(unsigned char *u, const struct ip6_hdr *ip6, int port, int pa
 	u[5] = len & 0xff;
 	memset(u + 8, 0x5a, payload);
 	sum = sum16((const unsigned char *)&ip6->ip6_src, 32, len + IPPROTO_UDP);
-	sum = sum16(u, len, sum);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
+	sum = sum_fold(sum16(u, len, sum));
 	u[6] = (sum ? sum : 0xffff) >> 8;
 	u[7] = (sum ? sum : 0xffff) & 0xff;
 	return len;
+}
+
+/* An IPv4 header from s to d of protocol proto with len bytes after it,
+ * into b (the kernel sets its checksum: IP_HDRINCL); returns where those
+ * bytes go, zeroed. */
+static unsigned char *ip4_header(unsigned char *b, const struct sockaddr_storage *s,
+				 const struct sockaddr_storage *d, int proto, size_t len)
+{
+	struct iphdr *ip = (struct iphdr *)b;
+
+	memset(ip, 0, sizeof(*ip) + len);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = proto;
+	ip->tot_len = htons(sizeof(*ip) + len);
+	ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
+	ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
+	return b + sizeof(*ip);
 }
 
 /* An IPv4 TCP SYN to port from source port sport, its checksums set, into
@@ -242,18 +266,9 @@ static size_t udp6(unsigned char *u, const struct ip6_hdr *ip6, int port, int pa
 static size_t syn4(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d, int port,
 		   unsigned int sport)
 {
-	struct iphdr *ip = (struct iphdr *)b;
-	unsigned char *t = b + sizeof(*ip), pseudo[12];
+	unsigned char *t = ip4_header(b, s, d, IPPROTO_TCP, 20), pseudo[12] = { 0 };
 	unsigned int sum;
 
-	memset(ip, 0, sizeof(*ip) + 20);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_TCP;
-	ip->tot_len = htons(sizeof(*ip) + 20);
-	ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
-	ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
 	t[0] = sport >> 8;
 	t[1] = sport & 0xff;
 	t[2] = port >> 8;
@@ -262,49 +277,32 @@ static size_t syn4(unsigned char *b, const struct sockaddr_storage *s, const str
 	t[12] = 5 << 4;         /* 20 bytes of header */
 	t[13] = 0x02;           /* SYN */
 	t[14] = 0xff;           /* window */
-	memcpy(pseudo, &ip->saddr, 8);
-	pseudo[8] = 0;
+	memcpy(pseudo, &((const struct iphdr *)b)->saddr, 8);
 	pseudo[9] = IPPROTO_TCP;
-	pseudo[10] = 0;
 	pseudo[11] = 20;
-	sum = sum16(t, 20, sum16(pseudo, 12, 0));
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
+	sum = sum_fold(sum16(t, 20, sum16(pseudo, 12, 0)));
 	t[16] = sum >> 8;
 	t[17] = sum & 0xff;
-	return sizeof(*ip) + 20;
+	return sizeof(struct iphdr) + 20;
 }
 
 /* An IPv4 ICMP message of type, code 0, sequence seq, size bytes of
- * payload, its checksums set, into b; returns its length. */
+ * payload, its checksum set, into b; returns its length. */
 static size_t icmp4(unsigned char *b, const struct sockaddr_storage *s, const struct sockaddr_storage *d, int type,
 		    int size, unsigned int seq)
 {
-	struct iphdr *ip = (struct iphdr *)b;
-	unsigned char *m = b + sizeof(*ip);
+	unsigned char *m = ip4_header(b, s, d, IPPROTO_ICMP, 8 + size);
 	unsigned int sum;
 
-	memset(ip, 0, sizeof(*ip) + 8);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_ICMP;
-	ip->tot_len = htons(sizeof(*ip) + 8 + size);
-	ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
-	ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
 	m[0] = type;
 	m[4] = 0x7b;            /* identifier */
 	m[6] = seq >> 8 & 0xff;
 	m[7] = seq & 0xff;
 	memset(m + 8, 0x5a, size);
-	sum = sum16(m, 8 + size, 0);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
+	sum = sum_fold(sum16(m, 8 + size, 0));
 	m[2] = sum >> 8;
 	m[3] = sum & 0xff;
-	return sizeof(*ip) + 8 + size;
+	return sizeof(struct iphdr) + 8 + size;
 }
 
 /* One packet of shape ext (N > 0: that many destination-options headers;
@@ -320,17 +318,9 @@ static size_t build_raw(unsigned char *b, const struct sockaddr_storage *s, cons
 	if (s->ss_family == AF_INET) {
 		struct iphdr *ip = (struct iphdr *)b;
 
-		memset(ip, 0, sizeof(*ip));
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
+		memset(ip4_header(b, s, d, IPPROTO_UDP, size), 0x5a, size);
 		ip->id = htons(id);
 		ip->frag_off = htons(1480 / 8);   /* the last of its datagram */
-		ip->saddr = ((const struct sockaddr_in *)s)->sin_addr.s_addr;
-		ip->daddr = ((const struct sockaddr_in *)d)->sin_addr.s_addr;
-		memset(ip + 1, 0x5a, size);
-		ip->tot_len = htons(sizeof(*ip) + size);
 		return sizeof(*ip) + size;
 	}
 	struct ip6_hdr *ip6 = (struct ip6_hdr *)b;

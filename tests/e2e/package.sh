@@ -10,6 +10,8 @@
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# tests/run.sh builds it in another lane: done first.
+flock "$B/deb.lock" true
 version=$(awk -F '[()]' 'NR == 1 { print $2 }' "$ROOT/debian/changelog")
 deb=$B/deb/tbctl_${version}_amd64.deb
 check "make deb built $deb" [ -s "$deb" ]
