@@ -58,7 +58,7 @@ vm_stage() {
 }
 host=()
 for t in tests/e2e/*.sh; do
-	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh) continue ;; esac
+	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh | errors.sh) continue ;; esac
 	[[ -e $t ]] && host+=("$t")
 done
 # Two lanes share the two cores, in two stages. First the unit and
@@ -66,8 +66,8 @@ done
 # time, and then the crash runs, which judge no timing, beside the VM
 # stage and then the test of the VM's runner. Then the other suites that
 # judge no timing: the package's build and the benchmark's smoke run (its
-# numbers are not judged) beside the upgrade's kill loops, the fuzz run
-# and the package's checks, its build elsewhere. The upgrade's older builds are made from the start, taking
+# numbers are not judged) beside the upgrade's kill loops, the fuzz run,
+# the error paths and the package's checks, its build elsewhere. The upgrade's older builds are made from the start, taking
 # only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
@@ -85,7 +85,10 @@ deb_build() {
 }
 deb_lane=deb_build
 [[ $TB_FULL == 1 ]] && deb_lane=
-no_timing() { together "$deb_lane tests/e2e/bench_smoke.sh" "tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/package.sh"; }
+no_timing() {
+	together "$deb_lane tests/e2e/bench_smoke.sh" \
+		"tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/errors.sh tests/e2e/package.sh"
+}
 
 export TB_OLDER_DIR=$B/older
 nice -n 19 tests/older.sh "$TB_OLDER_DIR" &
