@@ -5,7 +5,7 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
-#include "logic/ecn.h"
+#include "logic/tos.h"
 #include "stages/policy.h"
 #include "control/fleet_apply.h"
 #include "control/merge.h"
@@ -41,13 +41,16 @@ int tb_xdp(struct xdp_md *ctx)
 	__u64 depart = 0;
 	__u32 mtu = 0;
 	__u16 delta;
+	__u8 dscp;
 	int cls, v;
 
 	if (len > TB_STD_FRAME)
 		bpf_check_mtu(ctx, 0, &mtu, 0, 0);
-	v = tb_police(data, data_end, len, 0, mtu, 0, &pkt, &cls, &depart);
+	v = tb_police(data, data_end, len, 0, mtu, 0, &pkt, &cls, &depart, &dscp);
 	if (v == TB_MARK)
 		tb_ecn_set_ce(data, data_end, &delta);
+	else if (v == TB_REMARK)
+		tb_dscp_set(data, data_end, dscp, &delta);
 	return v == TB_DROP ? XDP_DROP : XDP_PASS;
 }
 
@@ -63,6 +66,7 @@ int tb_tc(struct __sk_buff *skb)
 	int cls, v;
 	__u64 depart = 0;
 	__u16 delta;
+	__u8 dscp;
 
 	if (skb->data_end - skb->data < TB_PARSE_DEPTH && skb->len > skb->data_end - skb->data)
 		bpf_skb_pull_data(skb, skb->len < TB_PARSE_DEPTH ? skb->len : TB_PARSE_DEPTH);
@@ -75,10 +79,11 @@ int tb_tc(struct __sk_buff *skb)
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
 	}
-	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart);
+	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart, &dscp);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;
-	if (v == TB_MARK && tb_ecn_set_ce(data, data_end, &delta) && delta)
+	if (((v == TB_MARK && tb_ecn_set_ce(data, data_end, &delta)) ||
+	     (v == TB_REMARK && tb_dscp_set(data, data_end, dscp, &delta))) && delta)
 		bpf_csum_update(skb, delta);
 	if (depart > skb->tstamp)
 		skb->tstamp = depart;

@@ -39,6 +39,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/shared_monitor.sh]=40
 	[tests/e2e/tcx.sh]=60
 	[tests/e2e/syn_icmp.sh]=45
+	[tests/e2e/remark.sh]=30
 	[tests/e2e/errors.sh]=60
 	[tests/e2e/exporter.sh]=180
 	[tests/e2e/exporter_crowd.sh]="80 150"

@@ -28,14 +28,15 @@
  *       a second), for S seconds. Prints "opened N", "closed N" (by the server) and
  *       "longest SECONDS", the longest a connection lived before the
  *       server closed it.
- *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]
+ *   tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T] [--dscp]
  *       Counts datagrams per source (or destination) address for S
  *       seconds, or until T seconds pass without one after the first
  *       (--idle: the senders are done). Prints "addr packets bytes" (UDP
  *       payload bytes); with --every, also "start SECONDS" first (its
  *       CLOCK_MONOTONIC, which every namespace shares, so that receivers'
  *       intervals line up) and "@ t addr packets bytes" per address and
- *       interval, t from that start.
+ *       interval, t from that start. With --dscp, also "dscp addr DSCP
+ *       packets bytes" per address and DSCP the datagrams arrived with.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -422,7 +423,7 @@ static int do_raw(const char *src, const char *dst, const char *shape, int port,
 }
 
 struct tally {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN + 16];   /* or, with its DSCP, "ADDR DSCP" */
 	unsigned long long packets, bytes;
 };
 
@@ -462,6 +463,22 @@ static void addr_text(const struct sockaddr_in6 *from, struct msghdr *mh, int by
 		inet_ntop(AF_INET, &a.s6_addr[12], buf, INET6_ADDRSTRLEN);
 	else
 		inet_ntop(AF_INET6, &a, buf, INET6_ADDRSTRLEN);
+}
+
+/* The DSCP a datagram arrived with (IP_RECVTOS, IPV6_RECVTCLASS), or -1. */
+static int dscp_of(struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			return *(unsigned char *)CMSG_DATA(c) >> 2;
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			int tc;
+
+			memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+			return tc >> 2;
+		}
+	}
+	return -1;
 }
 
 static void print_interval(double t, struct tally *now, struct tally *prev, int n)
@@ -589,9 +606,10 @@ static int do_hold(char *srcs, const char *dst, int port, int count, double seco
 	return 0;
 }
 
-static int do_recv(int port, double seconds, int by_dst, double every, double idle)
+static int do_recv(int port, double seconds, int by_dst, double every, double idle, int by_dscp)
 {
-	static struct tally prev[MAX_FLOWS];
+	static struct tally prev[MAX_FLOWS], classes[MAX_FLOWS];
+	int nclasses = 0;
 	double start = now_s(), next = start + every;
 	static struct tally t[MAX_FLOWS];
 	static char bufs[BATCH][2048], ctl[BATCH][256];
@@ -612,6 +630,11 @@ static int do_recv(int port, double seconds, int by_dst, double every, double id
 		return 1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (by_dscp && (setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) ||
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)))) {
+		fprintf(stderr, "tbgen: receive the traffic class: %s\n", strerror(errno));
+		return 1;
+	}
 	if (every > 0)
 		printf("start %.6f\n", start);
 	while (now_s() < end) {
@@ -634,6 +657,12 @@ static int do_recv(int port, double seconds, int by_dst, double every, double id
 
 			addr_text(&from[i], &msgs[i].msg_hdr, by_dst, a);
 			count_addr(t, &n, a, msgs[i].msg_len);
+			if (by_dscp) {
+				char k[INET6_ADDRSTRLEN + 16];
+
+				snprintf(k, sizeof(k), "%s %d", a, dscp_of(&msgs[i].msg_hdr));
+				count_addr(classes, &nclasses, k, msgs[i].msg_len);
+			}
 		}
 		if (every > 0 && now_s() >= next) {
 			/* Intervals with nothing pass unprinted, while the
@@ -646,6 +675,8 @@ static int do_recv(int port, double seconds, int by_dst, double every, double id
 	}
 	for (int i = 0; i < n; i++)
 		printf("%s %llu %llu\n", t[i].addr, t[i].packets, t[i].bytes);
+	for (int i = 0; i < nclasses; i++)
+		printf("dscp %s %llu %llu\n", classes[i].addr, classes[i].packets, classes[i].bytes);
 	return 0;
 }
 
@@ -658,12 +689,12 @@ int main(int argc, char **argv)
 		{ "pps", required_argument, 0, 'r' }, { "by", required_argument, 0, 'b' },
 		{ "every", required_argument, 0, 'e' }, { "idle", required_argument, 0, 'i' },
 		{ "shape", required_argument, 0, 'h' }, { "id", required_argument, 0, 'n' },
-		{ "trickle", required_argument, 0, 'k' },
+		{ "trickle", required_argument, 0, 'k' }, { "dscp", no_argument, 0, 'q' },
 		{ 0, 0, 0, 0 },
 	};
 	char *src = NULL, *dst = NULL, *shape = NULL;
 	unsigned int id = 1;
-	int port = 9000, size = 1000, by_dst = 0, o;
+	int port = 9000, size = 1000, by_dst = 0, by_dscp = 0, o;
 	double seconds = 1, pps = 0, every = 0, idle = 0, trickle = 0;
 	unsigned long long count = ~0ULL;
 
@@ -674,7 +705,7 @@ int main(int argc, char **argv)
 				"       tbgen raw --src A --dst B --shape later|ext:N|syn|icmp:T [--port P] [--size N] "
 				"[--seconds S] [--count N] [--pps N] [--id N]\n"
 				"       tbgen hold --src A,.. --dst B --port P --count N --seconds S [--trickle T]\n"
-				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T]\n");
+				"       tbgen recv [--port P] [--seconds S] [--by src|dst] [--every T] [--idle T] [--dscp]\n");
 		return 2;
 	}
 	while ((o = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
@@ -692,6 +723,7 @@ int main(int argc, char **argv)
 		case 'h': shape = optarg; break;
 		case 'n': id = strtoul(optarg, NULL, 10); break;
 		case 'k': trickle = atof(optarg); break;
+		case 'q': by_dscp = 1; break;
 		default: return 2;
 		}
 	}
@@ -701,7 +733,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "recv"))
-		return do_recv(port, seconds, by_dst, every, idle);
+		return do_recv(port, seconds, by_dst, every, idle, by_dscp);
 	if (!src || !dst) {
 		fprintf(stderr, "tbgen %s: --src and --dst are required\n", argv[1]);
 		return 2;

@@ -43,6 +43,7 @@ enum tb_action {
 				 * in the upper half of the early range */
 	TB_ACTION_SHAPE = 3,    /* tc-egress: delay (skb->tstamp, for fq) instead of dropping */
 	TB_ACTION_PASS = 4,     /* pass uncharged: no bucket, no rate (an allow-list) */
+	TB_ACTION_REMARK = 5,   /* as monitor, but packets over the limit pass with tb_rule.dscp set */
 };
 
 enum tb_scope {
@@ -144,7 +145,10 @@ struct tb_rule {
 	__u8 addr[16];      /* network address, 4 or 16 bytes used */
 	__u64 horizon_ns;   /* action shape: the longest delay; later departures drop */
 	__u8 group_len;     /* scope per-/LEN: LEN */
-	__u8 pad[7];
+	/* action remark: the DSCP (0..63) over-limit packets leave with. In
+	 * what was padding: no map changes shape. */
+	__u8 dscp;
+	__u8 pad[6];
 	__u64 total_burst;  /* total's burst, units, as configured */
 	/* total: the rate of one more bucket, at .shared, that all of the
 	 * rule's addresses (or groups) are charged too (total.h); rate 0:
@@ -175,8 +179,8 @@ struct tb_level {
 	X(passed_bytes, "Bytes passed, as frames on the wire")                                    \
 	X(dropped_packets, "Packets dropped: over the limit, or by the early congestion signal")   \
 	X(dropped_bytes, "Bytes dropped")                                                         \
-	X(monitored_packets, "Packets over the limit passed by a monitor rule")                   \
-	X(monitored_bytes, "Bytes over the limit passed by a monitor rule")
+	X(monitored_packets, "Packets over the limit passed: as they were (monitor) or remarked (remark)") \
+	X(monitored_bytes, "Bytes over the limit passed by a monitor or remark rule")
 #define TB_U64_FIELD(name, help) __u64 name;
 
 struct tb_counters {

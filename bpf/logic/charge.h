@@ -32,6 +32,7 @@ struct tb_terms {
 	__u32 segs;             /* a GSO/GRO aggregate's segments; 0 for a plain packet */
 	__u32 seq;              /* with tcp: the segment's sequence number, as sent */
 	__u8 tcp;               /* TB_TCP_* (hold.h); 0: not a TCP segment */
+	__u8 dscp;              /* action remark: the DSCP a packet over the limit gets */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the

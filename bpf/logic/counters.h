@@ -19,8 +19,15 @@ static inline __attribute__((always_inline)) void tb_counters_add(struct tb_coun
 	to->monitored_bytes += c->monitored_bytes;
 }
 
+/* Whether a rule of action passes packets over its limit (and counts
+ * them monitored): monitor as they are, remark with its DSCP set. */
+static inline __attribute__((always_inline)) int tb_passes_over(int action)
+{
+	return action == TB_ACTION_MONITOR || action == TB_ACTION_REMARK;
+}
+
 /* Count a packet of pkts segments and len bytes as passed, as monitored
- * (over the limit, passed by a monitor rule) or as dropped. */
+ * (over the limit, passed by a monitor or remark rule) or as dropped. */
 static inline __attribute__((always_inline)) void tb_counters_count(struct tb_counters *c, int passed,
 								    int monitor, __u64 len, __u32 pkts)
 {

@@ -11,6 +11,7 @@ enum tb_verdict {
 	TB_PASS,
 	TB_DROP,
 	TB_MARK,        /* pass with ECN CE set */
+	TB_REMARK,      /* pass with the DSCP of the terms' rule set (action remark) */
 };
 
 /* The early signal's draw, for a packet about to take the lock: no
@@ -40,7 +41,7 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 	/* After a tail drop, until the bucket can pay again, packets are
 	 * dropped without the lock (tb_police_addr). */
 	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
-	tb_counters_count(&b->c, out <= TB_DELAYED, t->action == TB_ACTION_MONITOR, len, pkts);
+	tb_counters_count(&b->c, out <= TB_DELAYED, tb_passes_over(t->action), len, pkts);
 	return out;
 }
 
@@ -59,9 +60,11 @@ static __always_inline int tb_count(struct tb_stats *st, int out, int action, __
 		st->early_dropped_packets += pkts;
 		break;
 	}
-	tb_counters_count(&st->c, out <= TB_DELAYED, action == TB_ACTION_MONITOR, len, pkts);
+	tb_counters_count(&st->c, out <= TB_DELAYED, tb_passes_over(action), len, pkts);
 	if (out <= TB_DELAYED)
 		return out == TB_MARKED ? TB_MARK : TB_PASS;
+	if (action == TB_ACTION_REMARK)
+		return TB_REMARK;
 	return action == TB_ACTION_MONITOR ? TB_PASS : TB_DROP;
 }
 

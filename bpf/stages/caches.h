@@ -106,7 +106,9 @@ static __always_inline int tb_deny_cached(const struct tb_denyslot *d, __u64 now
 /* Keep bound e of key's bucket, under rule, in this CPU's copy d. Only
  * where re-created buckets start from what evicted ones owed (owed[]):
  * without that, eviction would refill a bucket behind the copy's back.
- * Shape never: a hook that delays departures does not tail drop. The
+ * Shape never: a hook that delays departures does not tail drop; nor
+ * remark, whose verdict needs the rule's DSCP, which the copy has no
+ * room for (tb_denied_by_bound, which has the rule, decides it). The
  * bound is cleared first and written last, so a program that runs on
  * this CPU while this one is preempted mid-write (a test run may be)
  * finds a copy that denies nothing, never one that mixes two. */
@@ -114,7 +116,7 @@ static __always_inline void tb_deny_keep(struct tb_denyslot *d, const struct tb_
 					 const struct tb_addr *key, __u32 gen, __u64 e,
 					 const struct tb_rule *rule)
 {
-	if (!d || rule->action == TB_ACTION_SHAPE || !tb_owes(cfg))
+	if (!d || rule->action == TB_ACTION_SHAPE || rule->action == TB_ACTION_REMARK || !tb_owes(cfg))
 		return;
 	WRITE_ONCE(d->empty_ns, 0);
 	barrier();

@@ -66,7 +66,7 @@ static __always_inline int tb_denied_by_copy(struct tb_stats *st, const struct t
 {
 	if (!tb_deny_cached(s->d, now, len, pkts))
 		return TB_UNDECIDED;
-	tb_dropcache_count(cfg, s->d, key, s->ci, 0, s->d->action == TB_ACTION_MONITOR, len, pkts);
+	tb_dropcache_count(cfg, s->d, key, s->ci, 0, tb_passes_over(s->d->action), len, pkts);
 	return tb_count(st, TB_OVER, s->d->action, len, pkts);
 }
 
@@ -135,7 +135,7 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 	    !tb_way_holds(s->p.s, s->w, key, s->tag))
 		return TB_UNDECIDED;
 	tb_deny_keep(s->d, cfg, key, s->gen, e, rule);
-	tb_dropcache_count(cfg, s->d, key, s->ci, 1, rule->action == TB_ACTION_MONITOR, len, pkts);
+	tb_dropcache_count(cfg, s->d, key, s->ci, 1, tb_passes_over(rule->action), len, pkts);
 	return tb_count(st, TB_OVER, rule->action, len, pkts);
 }
 
@@ -259,6 +259,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 	if (v != TB_UNDECIDED)
 		return v;
 	if (s.rule) {
+		t->dscp = s.rule->dscp;
 		v = tb_denied_by_bound(st, cfg, key, &s, t->can_delay, now, len, pkts);
 		if (v != TB_UNDECIDED)
 			return v;
@@ -290,10 +291,11 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
  * repeats the headers. Where the hook has no count (segs 0) but knows the
  * device's L3 mtu, an IP packet longer than the MTU is such a packet,
  * counted from the MTU (parse.h, tb_gso_segs). On TB_MARK the hook sets
- * CE (ecn.h); on a later departure *depart is set. */
+ * CE, on TB_REMARK the DSCP *dscp (tos.h); on a later departure *depart
+ * is set. */
 static __always_inline int tb_police(const void *data, const void *data_end, __u64 len,
 				     __u32 segs, __u32 mtu, int can_delay, struct tb_pkt *pkt,
-				     int *cls, __u64 *depart)
+				     int *cls, __u64 *depart, __u8 *dscp)
 {
 	__u32 hdrs = 0;
 	__u64 l4 = 0;
@@ -351,6 +353,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	 * where the paths need it: the drop path is then cheaper, though
 	 * credit, which needs no clock, pays for it (docs/design.md). */
 	v = tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
+	*dscp = t->dscp;
 	if (v != TB_UNSURE)
 		return v;
 	if (pkt->frag == TB_FRAG_LATER)

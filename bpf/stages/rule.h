@@ -186,6 +186,7 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, _
 	t->unit = rule->cost;
 	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
 	t->action = rule->action;
+	t->dscp = rule->dscp;
 	t->horizon_ns = rule->horizon_ns;
 	/* Credit admits without the lock, and so without a total's or a
 	 * fleet key's charge. */

@@ -33,7 +33,7 @@ static __always_inline void tb_refund_bucket(struct tb_bucket *b, const struct t
 	if (b->c.passed_packets >= pkts && b->c.passed_bytes >= len) {
 		b->c.passed_packets -= pkts;
 		b->c.passed_bytes -= len;
-		tb_counters_count(&b->c, 0, t->action == TB_ACTION_MONITOR, len, pkts);
+		tb_counters_count(&b->c, 0, tb_passes_over(t->action), len, pkts);
 	}
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Actions mark and shape: CE on ECN-capable packets, early drops of the rest,
- * the signal's hold, departure times. */
+/* Actions mark, shape and remark: CE on ECN-capable packets, early drops
+ * of the rest, the signal's hold, departure times, the DSCP of packets
+ * over the limit. */
 #define _GNU_SOURCE
 #include "prog.h"
 
@@ -288,10 +289,105 @@ static void shape_sets_departure_times(void)
 	teardown();
 }
 
+/* A frame's traffic class (IPv4 TOS, IPv6 Traffic Class) at IP header h. */
+static int tclass(const unsigned char *h, int ipv6)
+{
+	return ipv6 ? (h[0] & 0xf) << 4 | h[1] >> 4 : h[1];
+}
+
+static void tclass_set(unsigned char *h, int ipv6, int tc)
+{
+	if (ipv6) {
+		h[0] = (h[0] & 0xf0) | tc >> 4;
+		h[1] = (h[1] & 0x0f) | (tc & 0xf) << 4;
+		return;
+	}
+	h[1] = tc;
+	frame_ipv4_checksum(h);
+}
+
+/* Frames of 1000 bytes, DSCP cs1 and ECT(1), against a remark af13 rule
+ * of 4,000 bytes' burst and no refill: 4 pass as they came, the other 6
+ * pass with DSCP af13 (14), ECT(1) kept, the IPv4 checksum valid, nothing
+ * else changed; counted passed and monitored, none dropped. */
+static void remark_check(int fd, __u32 pass, const char *src, int ipv6, int vlans)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 4000, .action = TB_ACTION_REMARK, .dscp = 14 };
+	struct frame_opts o = { .vlans = vlans, .payload = 1000 - 14 - 4 * vlans - (ipv6 ? 40 : 20) };
+	size_t l3 = 14 + 4 * vlans;
+	struct tb_stats before, after;
+	struct frame f, out;
+	int as_sent = 0, remarked = 0;
+
+	set_spec("default", &spec);
+	if (ipv6)
+		frame_ipv6(&f, src, "2001:db8:ffff::1", &o);
+	else
+		frame_ipv4(&f, src, "198.19.0.1", &o);
+	tclass_set(f.b + l3, ipv6, 8 << 2 | 1);
+	before = totals();
+	for (int i = 0; i < 10; i++) {
+		int tc;
+
+		CHECK_EQ(run_out(fd, &f, &out, NULL), pass, "frame %d of a remark rule passes", i + 1);
+		tc = tclass(out.b + l3, ipv6);
+		as_sent += tc == (8 << 2 | 1);
+		remarked += tc == (14 << 2 | 1);
+		CHECK(ipv6 || ipv4_header_sum(out.b + l3) == 0xffff, "frame %d: a valid IPv4 header checksum", i + 1);
+		CHECK(!memcmp(out.b, f.b, l3) && !memcmp(out.b + l3 + 2, f.b + l3 + 2, ipv6 ? f.len - l3 - 2 : 8) &&
+		      (ipv6 || !memcmp(out.b + l3 + 12, f.b + l3 + 12, f.len - l3 - 12)),
+		      "frame %d: nothing but the class and the checksum changes", i + 1);
+	}
+	after = totals();
+	CHECK_EQ(as_sent, 4, "frames within the burst keep their DSCP");
+	CHECK_EQ(remarked, 6, "frames over it get af13, their ECN field kept");
+	CHECK_EQ(after.c.passed_packets - before.c.passed_packets, 4, "stats: passed_packets");
+	CHECK_EQ(after.c.monitored_packets - before.c.monitored_packets, 6, "stats: monitored_packets");
+	CHECK_EQ(after.c.dropped_packets - before.c.dropped_packets, 0, "stats: dropped_packets");
+	CHECK_EQ(bucket_of(src).c.monitored_packets, 6, "the address's monitored_packets");
+}
+
+static void remark_sets_the_dscp_over_the_limit(void)
+{
+	setup();
+	remark_check(xdp_fd, XDP_PASS, "198.18.23.1", 0, 0);
+	remark_check(xdp_fd, XDP_PASS, "2001:db8::23:1", 1, 0);
+	remark_check(xdp_fd, XDP_PASS, "198.18.23.2", 0, 1);
+	remark_check(tc_fd, TC_ACT_UNSPEC, "198.18.23.3", 0, 0);
+	remark_check(tc_fd, TC_ACT_UNSPEC, "2001:db8::23:3", 1, 1);
+	teardown();
+}
+
+/* Over a rule's total, as over its rate: remarked, not dropped. Two
+ * addresses of 3 frames each fit their own burst, but the total's 4
+ * frames take only four of them. */
+static void remark_over_a_total(void)
+{
+	struct frame f, out;
+	int remarked = 0;
+	char src[32];
+
+	setup();
+	set_total("198.18.24.0/28", 1, 3000, 1, 4000, TB_ACTION_REMARK);
+	for (int i = 0; i < 6; i++) {
+		snprintf(src, sizeof(src), "198.18.24.%d", 1 + i / 3);
+		frame_ipv4_len(&f, src, 1000);
+		tclass_set(f.b + 14, 0, 8 << 2);
+		CHECK_EQ(run_out(xdp_fd, &f, &out, NULL), XDP_PASS, "frame %d passes", i + 1);
+		remarked += out.b[15] == 0;
+		CHECK_EQ(ipv4_header_sum(out.b + 14), 0xffff, "frame %d: a valid IPv4 header checksum", i + 1);
+	}
+	CHECK_EQ(remarked, 2, "frames over the total remarked to cs0");
+	CHECK_EQ(totals().c.monitored_packets, 2, "stats: monitored_packets");
+	teardown();
+}
+
 TOPIC(prog_actions,
 	T(mark_sets_ce_on_ect_packets),
 	T(mark_drops_early_what_is_not_ect),
 	T(an_answer_after_a_long_round_trip_stops_the_signal),
 	T(shape_sets_departure_times),
-	T(shape_under_a_total_takes_the_later_departure)
+	T(shape_under_a_total_takes_the_later_departure),
+	T(remark_sets_the_dscp_over_the_limit),
+	T(remark_over_a_total)
 );

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* charge.h and ecn.h on the host: the early signal's probability curve,
+/* charge.h and tos.h on the host: the early signal's probability curve,
  * mark, shape's departure spacing and horizon, and aggregates larger
  * than the burst, all on a virtual clock. */
 #include <stdlib.h>
 #include "logic/charge.h"
-#include "logic/ecn.h"
+#include "logic/tos.h"
 #include "../packets.h"
 #include "../check.h"
 #include "logic/tuning.h"
@@ -494,6 +494,76 @@ static void ce_is_set_on_ect_ipv6_with_the_checksum_delta(void)
 	}
 }
 
+/* Every DSCP over every class, IPv4 with and without a VLAN tag: the
+ * DSCP set, the ECN bits kept, the header checksum valid, and "changed"
+ * only where the class did. */
+static void dscp_is_set_on_ipv4_with_a_valid_checksum(void)
+{
+	for (int vlans = 0; vlans <= 1; vlans++) {
+		struct frame_opts o = { .vlans = vlans, .payload = 100 };
+		size_t l3 = 14 + 4 * vlans;
+
+		for (int tos = 0; tos < 256; tos++) {
+			for (int dscp = 0; dscp < 64; dscp += 7) {
+				struct frame f;
+				__u16 delta = 1;
+				int want = dscp << 2 | (tos & 3), changed;
+
+				frame_ipv4(&f, "198.18.0.1", "198.18.0.2", &o);
+				f.b[l3 + 1] = tos;
+				frame_ipv4_checksum(f.b + l3);
+				changed = tb_dscp_set(f.b, f.b + f.len, dscp, &delta);
+				if (!CHECK_EQ(f.b[l3 + 1], want, "tos %#x, dscp %d, %d tags: TOS after", tos, dscp, vlans) ||
+				    !CHECK_EQ(changed, want != tos, "changed") ||
+				    !CHECK(ipv4_header_sum(f.b + l3) == 0xffff, "tos %#x: header checksum invalid", tos) ||
+				    !CHECK_EQ(delta, 0, "IPv4 needs no receive-checksum change"))
+					return;
+			}
+		}
+	}
+}
+
+static void dscp_is_set_on_ipv6_with_the_checksum_delta(void)
+{
+	struct frame_opts o = { .vlans = 1, .payload = 100 };
+
+	for (int tc = 0; tc < 256; tc++) {
+		for (int dscp = 0; dscp < 64; dscp += 5) {
+			struct frame f;
+			__u16 delta, before, after;
+			int want = dscp << 2 | (tc & 3);
+
+			frame_ipv6(&f, "2001:db8::1", "2001:db8::2", &o);
+			f.b[18] = 0x60 | tc >> 4;
+			f.b[19] = (tc & 0xf) << 4 | 0x5;
+			before = fold_memory_sum(f.b + 18, f.len - 18);
+			tb_dscp_set(f.b, f.b + f.len, dscp, &delta);
+			after = fold_memory_sum(f.b + 18, f.len - 18);
+			if (!CHECK_EQ((f.b[18] & 0xf) << 4 | f.b[19] >> 4, want, "class %#x, dscp %d: after", tc, dscp) ||
+			    !CHECK_EQ(f.b[18] >> 4, 6, "version") || !CHECK_EQ(f.b[19] & 0xf, 0x5, "flow label bits") ||
+			    !CHECK_EQ(tb_csum16_add(before, delta), after, "receive checksum plus delta"))
+				return;
+		}
+	}
+}
+
+/* A frame cut short of the class, or not IP, is left alone. */
+static void dscp_leaves_what_it_cannot_read(void)
+{
+	struct frame_opts o = { .payload = 100 };
+	struct frame f;
+	__u16 delta;
+
+	frame_ipv4(&f, "198.18.0.1", "198.18.0.2", &o);
+	CHECK_EQ(tb_dscp_set(f.b, f.b + 14 + 11, 46, &delta), 0, "IPv4 header cut before its checksum");
+	CHECK_EQ(f.b[15], 0, "TOS untouched");
+	frame_ipv6(&f, "2001:db8::1", "2001:db8::2", &o);
+	CHECK_EQ(tb_dscp_set(f.b, f.b + 15, 46, &delta), 0, "IPv6 header cut in its class");
+	f.b[12] = 0x08;
+	f.b[13] = 0x06;
+	CHECK_EQ(tb_dscp_set(f.b, f.b + f.len, 46, &delta), 0, "ARP");
+}
+
 TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(early_signal_curve_holds_at_extreme_bursts),
 	  T(early_signal_keeps_the_bound_and_the_rate),
@@ -508,7 +578,10 @@ TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(shape_departures_keep_the_bound),
 	  T(oversized_aggregate_passes_from_a_full_bucket_and_owes),
 	  T(ce_is_set_on_ect_ipv4_only_with_a_valid_checksum),
-	  T(ce_is_set_on_ect_ipv6_with_the_checksum_delta));
+	  T(ce_is_set_on_ect_ipv6_with_the_checksum_delta),
+	  T(dscp_is_set_on_ipv4_with_a_valid_checksum),
+	  T(dscp_is_set_on_ipv6_with_the_checksum_delta),
+	  T(dscp_leaves_what_it_cannot_read));
 
 int main(int argc, char **argv)
 {

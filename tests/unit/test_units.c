@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* units.c against tc's meaning of every suffix, and prefix.c's parsing. */
 #include "lib/units.h"
+#include "lib/dscp_text.h"
 #include "lib/match_text.h"
 #include "lib/prefix.h"
 #include "../check.h"
@@ -194,6 +195,29 @@ static void tcp_flags_and_icmp_types_as_words(void)
 	refused("default", (struct match_words){ .proto = "icmp", .dport = "8" }, "ports exist for tcp");
 }
 
+/* nft's DSCP names and numbers; a number with a name reads back as it. */
+static void dscp_words(void)
+{
+	static const struct {
+		const char *word, *back;
+		int dscp;
+	} ok[] = { { "af11", "af11", 10 }, { "AF43", "af43", 38 }, { "ef", "ef", 46 }, { "cs0", "cs0", 0 },
+		   { "df", "cs0", 0 }, { "le", "le", 1 }, { "va", "va", 44 }, { "cs7", "cs7", 56 },
+		   { "46", "ef", 46 }, { "63", "63", 63 }, { "0x2e", "ef", 46 }, { "010", "af11", 10 } };
+	char err[160], buf[16];
+	__u8 d;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (!CHECK(!dscp_parse(ok[i].word, &d, err, sizeof(err)), "%s: %s", ok[i].word, err))
+			continue;
+		CHECK_EQ(d, ok[i].dscp, "%s", ok[i].word);
+		dscp_format(d, buf, sizeof(buf));
+		CHECK(!strcmp(buf, ok[i].back), "%s reads back as %s, not %s", ok[i].word, ok[i].back, buf);
+	}
+	for (const char *const *w = (const char *const[]){ "64", "af14", "", "-1", "ef1", "1x", NULL }; *w; w++)
+		CHECK(dscp_parse(*w, &d, err, sizeof(err)) && strstr(err, "invalid DSCP"), "\"%s\" refused", *w);
+}
+
 TEST_LIST(
 	T(rates_follow_tc),
 	T(sizes_follow_tc),
@@ -201,6 +225,7 @@ TEST_LIST(
 	T(formats_like_tc),
 	T(prefixes),
 	T(tcp_flags_and_icmp_types_as_words),
+	T(dscp_words),
 );
 
 int main(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "logic/group.h"
 #include "view/output.h"
+#include "lib/dscp_text.h"
 #include "lib/match_text.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
@@ -186,6 +187,26 @@ static bool names_rule(const char *kw)
 	       !strcmp(kw, "flags") || !strcmp(kw, "type");
 }
 
+/* "action remark DSCP": the one action that takes a word of its own,
+ * which is taken out of the words here for kw_parse to read the rest. */
+static int take_remark_dscp(int *argc, char **argv, struct rule_spec *s)
+{
+	char err[160];
+
+	for (int i = 0; i + 1 < *argc; i++) {
+		if (strcmp(argv[i], "action") || strcmp(argv[i + 1], "remark"))
+			continue;
+		if (i + 2 >= *argc)
+			return usage_error("rule set", "action remark needs a DSCP (a name such as af11, or 0..63)");
+		if (dscp_parse(argv[i + 2], &s->dscp, err, sizeof(err)))
+			return usage_error("rule set", "action remark: %s", err);
+		memmove(&argv[i + 2], &argv[i + 3], (*argc - i - 3) * sizeof(*argv));
+		(*argc)--;
+		return 0;
+	}
+	return 0;
+}
+
 static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct rule_set_opts *a = opts;
@@ -198,7 +219,9 @@ static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 	char err[160];
 	int rc, c;
 
-	rc = kw_parse(cmd, argc, argv, kws, &prefix);
+	rc = take_remark_dscp(&argc, argv, s);
+	if (!rc)
+		rc = kw_parse(cmd, argc, argv, kws, &prefix);
 	if (rc || (rc = parse_dev(cmd, kw_get(kws, "dev"), &a->t)) || (rc = parse_prefix(cmd, prefix, &a->t.prefix)) ||
 	    (rc = parse_match(cmd, kws, &a->t.prefix)))
 		return rc;
@@ -389,7 +412,7 @@ const struct command cmd_rule_set = {
 	.name = "rule set",
 	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]] [flags FLAGS[/FLAGS]] "
 		 "[type TYPE]] {rate RATE [burst SIZE] [cost bytes|packets] "
-		 "[action drop|mark|monitor|shape] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
+		 "[action drop|mark|monitor|shape|remark DSCP] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
 		 "[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
 	.opts_size = sizeof(struct rule_set_opts),
 	.parse = parse_rule_set,

@@ -6,7 +6,7 @@
 const char *const mode_names[] = { "xdp", "xdpgeneric", "tc-ingress", "tc-egress", NULL };
 const char *const key_names[] = { "src", "dst", NULL };
 const char *const cost_names[] = { "bytes", "packets", NULL };
-const char *const action_names[] = { "drop", "monitor", "mark", "shape", "pass", NULL };
+const char *const action_names[] = { "drop", "monitor", "mark", "shape", "pass", "remark", NULL };
 const char *const scope_names[] = { "per-address", "shared", "per-/LEN", NULL };
 const char *const on_off_names[] = { "off", "on", NULL };
 

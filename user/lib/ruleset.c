@@ -395,6 +395,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.group_len = s->scope == TB_SCOPE_GROUP ? s->group_len : 0,
 		.prefixlen = p->len,
 		.horizon_ns = s->horizon_ns,
+		.dscp = s->action == TB_ACTION_REMARK ? s->dscp : 0,
 		.match = p->m,
 	};
 
@@ -408,7 +409,7 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		r.share.early = r.share.early_shift = 0;
 		r.share_burst = s->share_burst;
 	}
-	if (!s->early || s->action == TB_ACTION_MONITOR || s->action == TB_ACTION_SHAPE)
+	if (!rule_spec_signals(s))
 		r.r.early = r.r.early_shift = r.total.early = r.total.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared :
 	         rs->nfree_shared ? rs->free_shared[rs->nfree_shared - 1] : -1;
@@ -464,14 +465,20 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 	*s = (struct rule_spec){ .rate = r->r.rate, .burst = r->burst, .horizon_ns = r->horizon_ns,
 				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
 				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst,
-				 .fleet = r->fleet, .share_rate = r->share.rate, .share_burst = r->share_burst };
+				 .fleet = r->fleet, .share_rate = r->share.rate, .share_burst = r->share_burst,
+				 .dscp = r->dscp };
+}
+
+bool rule_spec_signals(const struct rule_spec *s)
+{
+	return s->early && (s->action == TB_ACTION_DROP || s->action == TB_ACTION_MARK);
 }
 
 /* Whether slot r already is what s asks for. */
 static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 {
 	struct rule_spec have;
-	bool early = s->early && s->action != TB_ACTION_MONITOR && s->action != TB_ACTION_SHAPE;
+	bool early = rule_spec_signals(s);
 
 	rule_spec_of(r, &have);
 	return have.rate == s->rate && have.burst == s->burst && have.cost == s->cost &&
@@ -480,7 +487,8 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	       have.total_rate == s->total_rate && (!s->total_rate || have.total_burst == s->total_burst) &&
 	       have.fleet == s->fleet && have.share_rate == s->share_rate &&
 	       (!s->share_rate || have.share_burst == s->share_burst) &&
-	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns);
+	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns) &&
+	       (s->action != TB_ACTION_REMARK || have.dscp == s->dscp);
 }
 
 static int by_prefix_bytes(const void *x, const void *y)

@@ -48,6 +48,7 @@ struct rule_spec {
 	__u8 fleet;        /* charged to a fleet-wide key too (fleet on) */
 	__u64 share_rate;  /* fleet: units/s a host admits of a key on its own; 0: none */
 	__u64 share_burst; /* units */
+	__u8 dscp;         /* action remark: what a packet over the limit is given */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
@@ -77,6 +78,9 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 int ruleset_del(struct ruleset *rs, const struct tb_prefix *p);
 /* The spec a slot was made from. */
 void rule_spec_of(const struct tb_rule *r, struct rule_spec *s);
+/* Whether a rule of spec s has the early congestion signal: drop and
+ * mark only; the others never drop early. */
+bool rule_spec_signals(const struct rule_spec *s);
 /* Make the rules exactly the n prefixes p with specs s: delete the rest,
  * set what differs; a rule already as asked keeps its slot, so its
  * buckets keep their state. 0 or -errno. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lib/names.h"
+#include "lib/dscp_text.h"
 #include "lib/match_text.h"
 #include "lib/prefix.h"
 #include "lib/ruleset.h"
@@ -32,8 +33,12 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		return;
 	}
 	rate_words(r->r.rate, r->burst, pk, exact, rate, burst, sizeof(rate));
-	fprintf(f, "rate %s burst %s cost %s action %s scope %s", rate, burst, cost_names[r->cost],
-		action_names[r->action], scope_format(r->scope, r->group_len, scope, sizeof(scope)));
+	fprintf(f, "rate %s burst %s cost %s action %s", rate, burst, cost_names[r->cost], action_names[r->action]);
+	if (r->action == TB_ACTION_REMARK) {
+		dscp_format(r->dscp, scope, sizeof(scope));
+		fprintf(f, " %s", scope);
+	}
+	fprintf(f, " scope %s", scope_format(r->scope, r->group_len, scope, sizeof(scope)));
 	if (r->action == TB_ACTION_DROP || r->action == TB_ACTION_MARK)
 		fprintf(f, " early %s", on_off_names[r->r.early != 0]);
 	if (r->action == TB_ACTION_SHAPE) {
@@ -98,6 +103,11 @@ void rule_json(const struct tb_rule *r, struct json_object *arr)
 		json_object_object_add(o, "early", json_object_new_boolean(r->r.early != 0));
 	if (r->action == TB_ACTION_SHAPE)
 		json_add_u64(o, "horizon_ns", r->horizon_ns);
+	if (r->action == TB_ACTION_REMARK) {
+		json_add_u64(o, "dscp", r->dscp);
+		dscp_format(r->dscp, buf, sizeof(buf));
+		json_add_str(o, "dscp_name", buf);
+	}
 	if (r->total.rate) {
 		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
 		json_add_u64(o, pk ? "total_burst_packets" : "total_burst_bytes", r->total_burst);
