@@ -161,6 +161,13 @@ struct tb_rule {
 	 * store's credit (rate 0: nothing). */
 	struct tb_rate share;
 	__u64 share_burst;  /* units, as configured */
+	/* action remark: a peak rate (RFC 2698's two-rate marker; rate 0:
+	 * none). A packet over it is dropped, one over the rule's own rate
+	 * but within it remarked. Its bucket is each bucket's hold word,
+	 * which no early signal uses under remark (charge.h,
+	 * tb_decide_two_rate). */
+	struct tb_rate peak;
+	__u64 peak_burst;   /* units, as configured */
 };
 
 /* A bucket's level: what the arithmetic in bucket.h reads and writes. */
@@ -168,7 +175,10 @@ struct tb_level {
 	__u64 tokens;   /* nano-units */
 	__u64 last_ns;  /* bpf_ktime_get_ns() of the latest refill */
 	/* The early signal's memory (hold.h): the highest level since the
-	 * latest signal or tail drop, and the round trip learnt. */
+	 * latest signal or tail drop, and the round trip learnt. Under a
+	 * rule with a peak rate, which has no early signal, what its peak
+	 * bucket lacks of its cap at last_ns instead (nano-units; 0: full;
+	 * bucket.h, tb_peak_lack). */
 	__u64 hold;
 };
 
@@ -598,9 +608,9 @@ enum tb_take_over {
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
  * buckets and global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 15
+#define TB_LAYOUT 16
 #else
-#define TB_LAYOUT 14
+#define TB_LAYOUT 15
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has

@@ -172,13 +172,30 @@ static __always_inline int tb_credit_fits(const struct tb_level *l, const struct
 	return units && l->tokens >= r->early + (__u64)units * TB_NANO;
 }
 
-/* A full bucket, as every new address starts unless it owes. */
+/* A full bucket, as every new address starts unless it owes. Without
+ * an early signal the hold word is a peak bucket's lack, or unused: 0,
+ * full. */
 static __always_inline void tb_fill(struct tb_level *l, __u64 now,
 				    const struct tb_rate *r)
 {
 	l->tokens = r->cap;
 	l->last_ns = now;
-	l->hold = tb_hold_at(0, r->cap, r);
+	l->hold = r->early ? tb_hold_at(0, r->cap, r) : 0;
+}
+
+/* What the peak bucket p of level l (its hold word) lacks of its cap
+ * at now, refilled from l->last_ns at p's rate: the same arithmetic as
+ * tb_refill, counted down. A word above the cap (left by another kind of
+ * rule) counts as an empty bucket. */
+static __always_inline __u64 tb_peak_lack(const struct tb_level *l, __u64 now, const struct tb_rate *p)
+{
+	__u64 lack = l->hold < p->cap ? l->hold : p->cap;
+	__u64 elapsed = now > l->last_ns ? now - l->last_ns : 0, add;
+
+	if (elapsed >= p->fill_ns)
+		return 0;
+	add = elapsed * p->rate;
+	return add >= lack ? 0 : lack - add;
 }
 
 /* floor(2^k / d) for d > 0, or 2^32 when that is 2^32 or more: long
@@ -271,24 +288,47 @@ static __always_inline __u64 tb_full_at(const struct tb_level *l, const struct t
 	return o + r->fill_ns >= o ? o + r->fill_ns : ~0ULL;
 }
 
+/* The same for a level with a peak bucket (peak: rate 0 for none): the
+ * later of the two. */
+static __always_inline __u64 tb_full_at_both(const struct tb_level *l, const struct tb_rate *r,
+					     const struct tb_rate *peak)
+{
+	__u64 f = tb_full_at(l, r), p;
+	struct tb_level pl;
+
+	if (!peak->rate || !l->hold)
+		return f;
+	pl.tokens = l->hold < peak->cap ? peak->cap - l->hold : 0;
+	pl.last_ns = l->last_ns;
+	p = tb_full_at(&pl, peak);
+	return p > f ? p : f;
+}
+
 /* A bucket re-created after eviction, from full_at (the largest
  * tb_full_at of its slot; 0: none): empty at full_at less fill_ns, which
  * for the bucket's own record is its origin or later, or full once
  * full_at has passed. So it never holds more than the evicted one would
  * have by now, and eviction adds nothing to b + r*T. */
 static __always_inline void tb_restore(struct tb_level *l, __u64 full_at, __u64 now,
-				       const struct tb_rate *r)
+				       const struct tb_rate *r, const struct tb_rate *peak)
 {
+	__u64 fill = r->fill_ns;
+
 	if (full_at <= now) {
 		tb_fill(l, now, r);
 		return;
 	}
+	/* A peak bucket starts empty too, from the same clock: the later
+	 * of the two instants at which each would be empty, so neither
+	 * holds more than its evicted one would. */
 	l->tokens = 0;
-	l->hold = 0;
+	l->hold = peak->cap;
+	if (peak->rate && peak->fill_ns < fill)
+		fill = peak->fill_ns;
 	if (full_at == ~0ULL)
 		l->last_ns = now;
 	else
-		l->last_ns = full_at > r->fill_ns ? full_at - r->fill_ns : 1;
+		l->last_ns = full_at > fill ? full_at - fill : 1;
 }
 
 #endif

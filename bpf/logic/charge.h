@@ -14,7 +14,9 @@ enum tb_outcome {
 	TB_MARKED,      /* passed with CE set by the early signal; tokens taken */
 	TB_DELAYED,     /* passed with a later departure (action shape); tokens taken */
 	TB_EARLY,       /* dropped by the early signal; no tokens taken */
-	TB_OVER,        /* dropped: the bucket cannot pay, or not within the horizon */
+	TB_OVER,        /* dropped: the bucket cannot pay, or not within the horizon;
+			 * passed under monitor, remarked under remark */
+	TB_OVER_PEAK,   /* over a remark rule's peak rate: dropped; no tokens taken */
 };
 
 /* What the charge needs of a rule and a packet, worked out before the
@@ -33,6 +35,7 @@ struct tb_terms {
 	__u32 seq;              /* with tcp: the segment's sequence number, as sent */
 	__u8 tcp;               /* TB_TCP_* (hold.h); 0: not a TCP segment */
 	__u8 dscp;              /* action remark: the DSCP a packet over the limit gets */
+	struct tb_rate peak;    /* action remark: its peak rate; rate 0: none */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the
@@ -78,6 +81,33 @@ static __always_inline __u32 tb_drop_draw(const struct tb_terms *t)
 	return t->segs > 1 ? t->rnd / t->segs : t->rnd;
 }
 
+/* RFC 2698's two-rate three-colour marker, colour-blind: l is the
+ * committed bucket (the rule's rate and burst) and its hold word the
+ * peak one's lack (bucket.h, tb_peak_lack), both refilled from l's
+ * clock. Red, over the peak: TB_OVER_PEAK, nothing taken. Yellow, within
+ * the peak but over the committed rate: TB_OVER, taken from the peak
+ * only. Green: TB_FIT, taken from both. So what passes keeps the peak's
+ * bound, and what passes unmarked the committed one's. An aggregate is
+ * charged whole: the peak burst must hold the largest (tbctl's default
+ * does). */
+static __always_inline int tb_decide_two_rate(struct tb_level *l, const struct tb_terms *t, __u64 now)
+{
+	__u64 tokens = tb_refill(l, now, &t->r);
+	__u64 lack = tb_peak_lack(l, now, &t->peak);
+
+	l->tokens = tokens;
+	l->hold = lack;
+	if (now > l->last_ns)
+		l->last_ns = now;
+	if (t->peak.cap - lack < t->cost)
+		return TB_OVER_PEAK;
+	l->hold = lack + t->cost;
+	if (tokens < t->cost)
+		return TB_OVER;
+	l->tokens = tokens - t->cost;
+	return TB_FIT;
+}
+
 /* Charge one packet to level l at time now. On TB_DELAYED (action shape)
  * *depart is set to the earliest time the packet may leave. */
 static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *t, __u64 now,
@@ -87,6 +117,8 @@ static __always_inline int tb_decide(struct tb_level *l, const struct tb_terms *
 
 	if (t->action == TB_ACTION_SHAPE && t->can_delay)
 		return tb_schedule(l, t, now, depart);
+	if (t->peak.rate)
+		return tb_decide_two_rate(l, t, now);
 	/* The level refilled to now, timestamp written whatever follows. */
 	tb_hold_age(&l->hold, l->last_ns, now);
 	tokens = tb_refill(l, now, &t->r);

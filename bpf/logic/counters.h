@@ -20,7 +20,8 @@ static inline __attribute__((always_inline)) void tb_counters_add(struct tb_coun
 }
 
 /* Whether a rule of action passes packets over its limit (and counts
- * them monitored): monitor as they are, remark with its DSCP set. */
+ * them monitored): monitor as they are, remark with its DSCP set (but
+ * not over a peak rate, charge.h: TB_OVER_PEAK). */
 static inline __attribute__((always_inline)) int tb_passes_over(int action)
 {
 	return action == TB_ACTION_MONITOR || action == TB_ACTION_REMARK;

@@ -18,7 +18,9 @@ static __always_inline void tb_take_credit(struct tb_bucket *b, const struct tb_
 
 	tb_credit_counted(b, w, &b->c);
 	if (b->cost == t->unit) {
-		tb_hold_age(&b->lvl.hold, b->lvl.last_ns, now);
+		/* The word is a peak bucket's lack where the rule has one. */
+		if (!t->peak.rate)
+			tb_hold_age(&b->lvl.hold, b->lvl.last_ns, now);
 		b->lvl.tokens = tb_unspend(&b->lvl, now, &t->r, b->credit_granted, tb_credit_unspent(w));
 		if (now > b->lvl.last_ns)
 			b->lvl.last_ns = now;

@@ -41,7 +41,7 @@ static __always_inline int tb_account(struct tb_bucket *b, const struct tb_terms
 	/* After a tail drop, until the bucket can pay again, packets are
 	 * dropped without the lock (tb_police_addr). */
 	WRITE_ONCE(b->empty_ns, tb_bound_after(out, &b->lvl, &t->r, b->empty_ns));
-	tb_counters_count(&b->c, out <= TB_DELAYED, tb_passes_over(t->action), len, pkts);
+	tb_counters_count(&b->c, out <= TB_DELAYED, out == TB_OVER && tb_passes_over(t->action), len, pkts);
 	return out;
 }
 
@@ -60,12 +60,12 @@ static __always_inline int tb_count(struct tb_stats *st, int out, int action, __
 		st->early_dropped_packets += pkts;
 		break;
 	}
-	tb_counters_count(&st->c, out <= TB_DELAYED, tb_passes_over(action), len, pkts);
+	tb_counters_count(&st->c, out <= TB_DELAYED, out == TB_OVER && tb_passes_over(action), len, pkts);
 	if (out <= TB_DELAYED)
 		return out == TB_MARKED ? TB_MARK : TB_PASS;
-	if (action == TB_ACTION_REMARK)
+	if (out == TB_OVER && action == TB_ACTION_REMARK)
 		return TB_REMARK;
-	return action == TB_ACTION_MONITOR ? TB_PASS : TB_DROP;
+	return out == TB_OVER && action == TB_ACTION_MONITOR ? TB_PASS : TB_DROP;
 }
 
 #endif

@@ -157,7 +157,7 @@ __attribute__((noinline)) int tb_put_moved(const struct tb_addr *key, __u32 slot
 		tb_counters_add(&s->b[w & (TB_WAYS - 1)].c, &nb->c);
 	} else if (!tb_moved(nb)) {
 		if (r)
-			tb_owe(owed, TB_FIT, &nb->lvl, &r->r, 1);
+			tb_owe(owed, TB_FIT, &nb->lvl, &r->r, &r->peak, 1);
 		w = tb_way_victim(s, cfg->ways);
 		tb_insert(s, key, nb, w);
 	}

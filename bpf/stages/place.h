@@ -65,18 +65,19 @@ static __always_inline __u64 *tb_owed_slot(const struct tb_config *cfg, __u32 h)
 }
 
 /* Keep the latest full-again instant of the slot's buckets after a
- * charge that took tokens (the only kind that moves it later); the caller
+ * charge that took tokens (the only kind that moves it later: under a
+ * peak rate, a remarked packet's too, which took the peak's); the caller
  * holds the slot's stripe lock. racy during a take-over, when the two
  * tables' placements write one slot under different stripes: then by
  * compare-and-swap, so no later instant is lost. */
 static __always_inline void tb_owe(__u64 *slot, int out, const struct tb_level *l,
-				   const struct tb_rate *r, int racy)
+				   const struct tb_rate *r, const struct tb_rate *peak, int racy)
 {
 	__u64 f, seen;
 
-	if (!slot || out > TB_DELAYED)
+	if (!slot || (out > TB_DELAYED && !(out == TB_OVER && peak->rate)))
 		return;
-	f = tb_full_at(l, r);
+	f = tb_full_at_both(l, r, peak);
 	if (!racy) {
 		if (f > *slot)
 			*slot = f;

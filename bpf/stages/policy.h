@@ -130,7 +130,7 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 	barrier();
 	e = READ_ONCE(s->b->empty_ns);
 	cost = READ_ONCE(s->b->cost);
-	if (!tb_tail_drops(rule->action, can_delay) || cost != rule->cost ||
+	if (!tb_tail_drops(rule, can_delay) || cost != rule->cost ||
 	    !tb_short(e, now, tb_units_of(rule, len, pkts) * TB_NANO, rule->r.rate, rule->r.fill_ns) ||
 	    !tb_way_holds(s->p.s, s->w, key, s->tag))
 		return TB_UNDECIDED;
@@ -172,10 +172,10 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		nb->gen = s->gen;
 		nb->rule = s->id;
 		nb->cost = t->unit;
-		tb_restore(&nb->lvl, s->p.owed ? *s->p.owed : 0, now, &t->r);
+		tb_restore(&nb->lvl, s->p.owed ? *s->p.owed : 0, now, &t->r, &t->peak);
 		out = tb_account(nb, t, now, len, pkts, depart);
 		tb_grant(nb, t, out);
-		tb_owe(s->p.owed, out, &nb->lvl, &t->r, racy);
+		tb_owe(s->p.owed, out, &nb->lvl, &t->r, &t->peak, racy);
 		tb_insert(s->p.s, key, nb, w);
 		created = 1;
 	} else {
@@ -192,7 +192,7 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		}
 		out = tb_account(b, t, now, len, pkts, depart);
 		tb_grant(b, t, out);
-		tb_owe(s->p.owed, out, &b->lvl, &t->r, racy);
+		tb_owe(s->p.owed, out, &b->lvl, &t->r, &t->peak, racy);
 	}
 	bpf_spin_unlock(&s->p.lk->lock);
 	if (created)

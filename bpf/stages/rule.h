@@ -187,19 +187,22 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, _
 	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
 	t->action = rule->action;
 	t->dscp = rule->dscp;
+	t->peak = rule->peak;
 	t->horizon_ns = rule->horizon_ns;
-	/* Credit admits without the lock, and so without a total's or a
-	 * fleet key's charge. */
-	t->credit = !rule->total.rate && !rule->fleet && rule->burst >> TB_CREDIT_SHIFT <= TB_CREDIT_UNSPENT_MAX ?
-		    rule->burst >> TB_CREDIT_SHIFT : 0;
+	/* Credit admits without the lock, and so without a total's, a
+	 * fleet key's or a peak bucket's charge. */
+	t->credit = !rule->total.rate && !rule->fleet && !rule->peak.rate &&
+				    rule->burst >> TB_CREDIT_SHIFT <= TB_CREDIT_UNSPENT_MAX ?
+			    rule->burst >> TB_CREDIT_SHIFT : 0;
 }
 
-/* Whether an empty bucket drops (or, monitor, counts) the packet: all
- * but shape where departures can wait, whose schedule writes the bucket
- * whatever it decides. */
-static __always_inline int tb_tail_drops(int action, int can_delay)
+/* Whether an empty bucket drops (or, monitor, counts; remark, remarks)
+ * the packet: all but shape where departures can wait, whose schedule
+ * writes the bucket whatever it decides, and a rule with a peak rate,
+ * whose peak bucket says which. */
+static __always_inline int tb_tail_drops(const struct tb_rule *rule, int can_delay)
 {
-	return action != TB_ACTION_SHAPE || !can_delay;
+	return (rule->action != TB_ACTION_SHAPE || !can_delay) && !rule->peak.rate;
 }
 
 #endif

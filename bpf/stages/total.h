@@ -105,6 +105,7 @@ __attribute__((noinline)) int tb_charge_total(__u64 k0, __u64 k1, __u32 id, __u6
 	t->can_delay = packet >> 17 & 1;
 	t->segs = pkts > 1 ? pkts : 0;
 	t->r = rule->total;
+	t->peak.rate = 0;
 	t->credit = 0;
 	/* The packet comes in five words, BPF's most for a call, with no
 	 * room for its segment: a total learns no round trip (hold.h). */

@@ -382,6 +382,47 @@ static void remark_over_a_total(void)
 	teardown();
 }
 
+/* With a peak (RFC 2698): of 1000-byte frames at once against a committed
+ * burst of 3,000 bytes and a peak burst of 8,000, and rates too slow to
+ * refill, 3 pass as sent, 5 remarked, the rest dropped; a bucket made
+ * again after eviction neither passes more nor remarks more. */
+static void remark_with_a_peak(int fd, __u32 pass, __u32 drop, const char *src)
+{
+	struct rule_spec spec = { .rate = 1, .burst = 3000, .action = TB_ACTION_REMARK, .dscp = 10,
+				  .peak_rate = 2, .peak_burst = 8000 };
+	struct tb_stats before = totals(), after;
+	int green = 0, yellow = 0, red = 0;
+	struct frame f, out;
+
+	set_spec("default", &spec);
+	frame_ipv4_len(&f, src, 1000);
+	tclass_set(f.b + 14, 0, 0);
+	for (int i = 0; i < 12; i++) {
+		__u32 ret = run_out(fd, &f, &out, NULL);
+
+		red += ret == drop;
+		green += ret == pass && out.b[15] == 0;
+		yellow += ret == pass && out.b[15] == 10 << 2;
+		CHECK(ret == drop || ipv4_header_sum(out.b + 14) == 0xffff, "frame %d: a valid checksum", i + 1);
+	}
+	CHECK(green == 3 && yellow == 5 && red == 4, "%d green, %d yellow, %d red: expected 3, 5, 4", green, yellow,
+	      red);
+	after = totals();
+	CHECK_EQ(after.c.passed_packets - before.c.passed_packets, 3, "stats: passed_packets");
+	CHECK_EQ(after.c.monitored_packets - before.c.monitored_packets, 5, "stats: monitored_packets (remarked)");
+	CHECK_EQ(after.c.dropped_packets - before.c.dropped_packets, 4, "stats: dropped_packets (over the peak)");
+	evict(src);
+	CHECK_EQ(pass_count(fd, &f, 4, pass), 0, "made again after eviction: nothing passes yet");
+}
+
+static void remark_with_a_peak_drops_over_it(void)
+{
+	setup();
+	remark_with_a_peak(xdp_fd, XDP_PASS, XDP_DROP, "198.18.25.1");
+	remark_with_a_peak(tc_fd, TC_ACT_UNSPEC, TC_ACT_SHOT, "198.18.25.2");
+	teardown();
+}
+
 TOPIC(prog_actions,
 	T(mark_sets_ce_on_ect_packets),
 	T(mark_drops_early_what_is_not_ect),
@@ -389,5 +430,6 @@ TOPIC(prog_actions,
 	T(shape_sets_departure_times),
 	T(shape_under_a_total_takes_the_later_departure),
 	T(remark_sets_the_dscp_over_the_limit),
-	T(remark_over_a_total)
+	T(remark_over_a_total),
+	T(remark_with_a_peak_drops_over_it)
 );

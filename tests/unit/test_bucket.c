@@ -11,6 +11,8 @@
 #define MS 1000000ULL
 #define SEC 1000000000ULL
 #define DAY (86400ULL * SEC)
+/* The peak rate of a rule without one. */
+static const struct tb_rate no_peak;
 
 /* Admit whole units (bytes or packets) against a level: a drop rule
  * without the early signal, so every outcome is the bucket's alone. */
@@ -350,7 +352,7 @@ static void eviction_adds_no_burst(void)
 		struct tb_level l;
 		__u64 now = SEC + (__u64)rand() * 1000, full_at = 0;
 
-		tb_restore(&l, full_at, now, &r);
+		tb_restore(&l, full_at, now, &r, &no_peak);
 		CHECK_EQ(l.tokens, r.cap, "nothing owed: a new bucket starts full");
 		cum[0] = 0;
 		for (int i = 0; i < N; i++) {
@@ -359,7 +361,7 @@ static void eviction_adds_no_burst(void)
 
 			now += rand() % 4 == 0 ? 0 : (__u64)rand() % (5 * MS);
 			if (rand() % 8 == 0) {
-				tb_restore(&l, full_at, now, &r);
+				tb_restore(&l, full_at, now, &r, &no_peak);
 				evictions++;
 			}
 			t[i] = now;
@@ -457,16 +459,16 @@ static void restored_bucket_owes_what_it_took(void)
 	CHECK(admit(&l, 10 * SEC, 3000, &r), "drain the whole burst");
 	full_at = tb_full_at(&l, &r);
 	CHECK_EQ(full_at, 13 * SEC, "drained at 10 s, 1000 B/s and 3000 B: full again at 13 s");
-	tb_restore(&l, full_at, 10 * SEC, &r);
+	tb_restore(&l, full_at, 10 * SEC, &r, &no_peak);
 	CHECK(!admit(&l, 10 * SEC, 1, &r), "re-created at once: nothing to hand out");
 	CHECK(admit(&l, 11 * SEC, 1000, &r) && !admit(&l, 11 * SEC, 1, &r),
 	      "one second later: exactly one second of rate");
-	tb_restore(&l, full_at, 30 * DAY, &r);
+	tb_restore(&l, full_at, 30 * DAY, &r, &no_peak);
 	CHECK_EQ(tb_refill(&l, 30 * DAY, &r), r.cap, "a month later: exactly full");
 
 	tb_fill(&mate, 20 * SEC, &fast);
 	CHECK(admit(&mate, 20 * SEC, 64, &fast), "a slot mate under a fast rule takes 64 bytes");
-	tb_restore(&l, tb_full_at(&mate, &fast), 20 * SEC, &r);
+	tb_restore(&l, tb_full_at(&mate, &fast), 20 * SEC, &r, &no_peak);
 	CHECK(tb_refill(&l, 20 * SEC, &r) >= r.cap - 65000 * r.rate,
 	      "the slow bucket next to it starts short of full by 64 us of its rate at most");
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* charge.h and tos.h on the host: the early signal's probability curve,
- * mark, shape's departure spacing and horizon, and aggregates larger
- * than the burst, all on a virtual clock. */
+ * mark, shape's departure spacing and horizon, aggregates larger than
+ * the burst, the two-rate marker's colours and bounds, all on a virtual
+ * clock; the class rewrites on crafted frames. */
 #include <stdlib.h>
 #include "logic/charge.h"
 #include "logic/tos.h"
@@ -494,6 +495,123 @@ static void ce_is_set_on_ect_ipv6_with_the_checksum_delta(void)
 	}
 }
 
+/* A remark rule of committed rate cr, burst cb and peak pr, pb. */
+static struct tb_terms two_rate(__u64 cr, __u64 cb, __u64 pr, __u64 pb)
+{
+	struct tb_terms t = terms(cr, cb, TB_ACTION_REMARK, 0);
+
+	t.peak = tb_rate_make(pr, pb);
+	t.peak.early = 0;
+	return t;
+}
+
+/* From full buckets at one instant: green while the committed burst
+ * lasts, then yellow while the peak's does, then red; red takes nothing,
+ * yellow only the peak's. An idle second refills both exactly to their
+ * caps, and a tenth of one each by its rate. */
+static void two_rate_colours_in_order(void)
+{
+	struct tb_terms t = two_rate(10000, 3000, 20000, 8000);
+	int want[] = { TB_FIT, TB_FIT, TB_FIT, TB_OVER, TB_OVER, TB_OVER, TB_OVER, TB_OVER, TB_OVER_PEAK };
+	struct tb_level l;
+	__u64 depart;
+
+	tb_fill(&l, 0, &t.r);
+	CHECK_EQ(l.hold, 0, "a new bucket's peak is full");
+	t.cost = 1000 * TB_NANO;
+	for (int i = 0; i < 9; i++)
+		CHECK_EQ(tb_decide(&l, &t, 0, &depart), want[i], "packet %d's colour", i + 1);
+	CHECK_EQ(l.tokens, 0, "the committed bucket is empty");
+	CHECK_EQ(l.hold, 8000 * TB_NANO, "the peak lacks its whole cap");
+	CHECK_EQ(tb_decide(&l, &t, 50 * MS, &depart), TB_OVER, "50 ms later: the peak has 1,000 bytes again");
+	CHECK_EQ(tb_decide(&l, &t, 100 * MS, &depart), TB_FIT, "100 ms: the committed bucket has 1,000 too");
+	CHECK_EQ(tb_decide(&l, &t, 100 * MS, &depart), TB_OVER_PEAK, "and the peak has nothing left");
+	CHECK_EQ(tb_decide(&l, &t, 100 * MS + 10 * SEC, &depart), TB_FIT, "ten idle seconds later, green");
+	CHECK_EQ(l.tokens, 2000 * TB_NANO, "the committed bucket was refilled to exactly its cap");
+	CHECK_EQ(l.hold, 1000 * TB_NANO, "and the peak to exactly its");
+	t.cost = 9000 * TB_NANO;
+	CHECK_EQ(tb_decide(&l, &t, 100 * MS + 30 * SEC, &depart), TB_OVER_PEAK,
+		 "a packet larger than the peak burst is red even from full buckets");
+}
+
+/* Random arrivals of random sizes at about twice the peak rate: in every
+ * window that starts at a packet, what passed unmarked (green) is within
+ * cb + cr*T and all that passed (green and yellow) within pb + pr*T;
+ * all three colours are seen. */
+static void two_rate_keeps_both_bounds(void)
+{
+	static __u64 at[6000], green[6000], all[6000];
+	struct tb_terms t = two_rate(100000, 5000, 300000, 20000);
+	int n = 0, red = 0, bad_c = 0, bad_p = 0, yellow = 0;
+	struct tb_level l;
+	__u64 now = 0, depart;
+
+	tb_fill(&l, 0, &t.r);
+	srandom(7);
+	for (int i = 0; i < 6000; i++) {
+		__u64 len = 64 + random() % 1450;
+		int out;
+
+		now += random() % (5 * MS);
+		t.cost = len * TB_NANO;
+		out = tb_decide(&l, &t, now, &depart);
+		red += out == TB_OVER_PEAK;
+		yellow += out == TB_OVER;
+		at[n] = now;
+		green[n] = out == TB_FIT ? len : 0;
+		all[n++] = out == TB_OVER_PEAK ? 0 : len;
+	}
+	for (int a = 0; a < n; a++) {
+		__u64 g = 0, p = 0;
+
+		for (int b = a; b < n; b++) {
+			__u64 span = at[b] - at[a];
+
+			g += green[b];
+			p += all[b];
+			bad_c += g * SEC > 5000 * SEC + 100000 * span;
+			bad_p += p * SEC > 20000 * SEC + 300000 * span;
+		}
+	}
+	CHECK(red > 100 && yellow > 100, "%d red and %d yellow of 6000", red, yellow);
+	CHECK_EQ(bad_c, 0, "windows whose green packets carried more than cb + cr*T");
+	CHECK_EQ(bad_p, 0, "windows whose passed packets carried more than pb + pr*T");
+}
+
+/* A bucket evicted and made again from its slot's record never holds
+ * more, in either bucket, than the evicted one would have, at any later
+ * instant: the record is the later of the two full-again instants, and
+ * the restore empties both from the later of the two empty instants. */
+static void two_rate_restore_gives_nothing_away(void)
+{
+	struct tb_terms fast_peak = two_rate(1000, 10000, 100000, 20000), slow_peak = two_rate(1000, 2000, 2000, 50000);
+	const struct tb_terms *kinds[] = { &fast_peak, &slow_peak };
+	int bad = 0, cases = 0;
+
+	srandom(11);
+	for (int k = 0; k < 2; k++) {
+		const struct tb_terms *t = kinds[k];
+
+		for (int i = 0; i < 2000; i++) {
+			struct tb_level l, again;
+			__u64 now = 100 * SEC + random() % SEC, full_at, later;
+
+			l.last_ns = now - random() % (2 * SEC);
+			l.tokens = (__u64)random() % (t->r.cap / TB_NANO + 1) * TB_NANO;
+			l.hold = (__u64)random() % (t->peak.cap / TB_NANO + 1) * TB_NANO;
+			full_at = tb_full_at_both(&l, &t->r, &t->peak);
+			tb_restore(&again, full_at, now, &t->r, &t->peak);
+			for (int j = 0; j < 20; j++) {
+				later = now + (__u64)random() % (60 * SEC);
+				bad += tb_refill(&again, later, &t->r) > tb_refill(&l, later, &t->r) ||
+				       tb_peak_lack(&again, later, &t->peak) < tb_peak_lack(&l, later, &t->peak);
+				cases++;
+			}
+		}
+	}
+	CHECK_EQ(bad, 0, "of %d instants, ones where a restored bucket held more than its evicted one", cases);
+}
+
 /* Every DSCP over every class, IPv4 with and without a VLAN tag: the
  * DSCP set, the ECN bits kept, the header checksum valid, and "changed"
  * only where the class did. */
@@ -581,7 +699,10 @@ TEST_LIST(T(early_signal_rises_linearly_as_the_bucket_drains),
 	  T(ce_is_set_on_ect_ipv6_with_the_checksum_delta),
 	  T(dscp_is_set_on_ipv4_with_a_valid_checksum),
 	  T(dscp_is_set_on_ipv6_with_the_checksum_delta),
-	  T(dscp_leaves_what_it_cannot_read));
+	  T(dscp_leaves_what_it_cannot_read),
+	  T(two_rate_colours_in_order),
+	  T(two_rate_keeps_both_bounds),
+	  T(two_rate_restore_gives_nothing_away));
 
 int main(int argc, char **argv)
 {

@@ -265,7 +265,7 @@ static void new_levels_start_knowing_nothing(void)
 	tb_fill(&l, T0 + SEC, &t.r);
 	CHECK_EQ(l.hold & TB_HOLD_RTT, 0, "filled");
 	l.hold |= TB_HOLD_LONG;
-	tb_restore(&l, T0 + 50 * SEC, T0 + SEC, &t.r);
+	tb_restore(&l, T0 + 50 * SEC, T0 + SEC, &t.r, &t.peak);
 	CHECK_EQ(l.hold, 0, "restored empty");
 }
 

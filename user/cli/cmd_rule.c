@@ -25,6 +25,9 @@
 #define DEFAULT_BURST_MS 1000
 #define DEFAULT_BURST_FRAMES 16
 #define FULL_FRAME 1514
+/* A peak's default burst in bytes at least: the largest GSO or GRO
+ * aggregate a tc hook charges whole (64 KiB of IP packet, its frame). */
+#define PEAK_BURST_MIN_BYTES (65536 + 14)
 /* Action shape: how far ahead a packet may be scheduled before it is
  * dropped instead; it bounds the delay fq adds. */
 #define DEFAULT_HORIZON_NS 100000000ULL
@@ -128,6 +131,34 @@ static int parse_total(const struct kw *kws, struct rule_spec *s)
 	return parse_burst(b, "total-burst", s, s->total_rate, &s->total_burst);
 }
 
+/* action remark DSCP peak RATE [peak-burst SIZE]: RFC 2698's two-rate
+ * marker. Its default burst holds at least the rule's, and in bytes
+ * the largest aggregate a tc hook sees, which the peak charges whole. */
+static int parse_peak(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "peak"), *b = kw_get(kws, "peak-burst");
+	char err[160];
+	int rc;
+
+	if (!v)
+		return b ? usage_error("rule set", "peak-burst needs \"peak RATE\"") : 0;
+	if (s->action != TB_ACTION_REMARK)
+		return usage_error("rule set", "peak applies to action remark only: over the peak a packet is "
+				   "dropped, between the two rates remarked");
+	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->peak_rate, err, sizeof(err)))
+		return usage_error("rule set", "peak: %s", err);
+	if (s->peak_rate < s->rate)
+		return usage_error("rule set", "peak %s is below rate %s: the peak rate bounds what passes, "
+				   "remarked or not", v, kw_get(kws, "rate"));
+	if ((rc = parse_burst(b, "peak-burst", s, s->peak_rate, &s->peak_burst)) || b)
+		return rc;
+	if (s->peak_burst < s->burst)
+		s->peak_burst = s->burst;
+	if (s->cost == TB_COST_BYTES && s->peak_burst < PEAK_BURST_MIN_BYTES)
+		s->peak_burst = PEAK_BURST_MIN_BYTES;
+	return 0;
+}
+
 /* fleet on [share RATE [share-burst SIZE]]: a fleet-wide key as well,
  * of which this host may admit share on its own. The store does its
  * arithmetic in Lua's doubles, exact to 2^53: rate and burst must stay
@@ -213,7 +244,7 @@ static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "flags" }, { "type" }, { "rate" },
 			    { "burst" }, { "cost" },
 			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
-			    { "fleet" }, { "share" }, { "share-burst" }, { 0 } };
+			    { "fleet" }, { "share" }, { "share-burst" }, { "peak" }, { "peak-burst" }, { 0 } };
 	const char *prefix = NULL, *v;
 	struct rule_spec *s = &a->spec;
 	char err[160];
@@ -259,7 +290,8 @@ static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 		return usage_error("rule set", "missing \"rate RATE\"");
 	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->rate, err, sizeof(err)))
 		return usage_error("rule set", "%s", err);
-	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)) || (rc = parse_total(kws, s)))
+	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)) || (rc = parse_total(kws, s)) ||
+	    (rc = parse_peak(kws, s)))
 		return rc;
 	return parse_fleet(kws, s);
 }
@@ -413,7 +445,8 @@ const struct command cmd_rule_set = {
 	.usage = "dev DEV {default|PREFIX} [proto PROTO [dport PORT[-PORT]] [sport PORT[-PORT]] [flags FLAGS[/FLAGS]] "
 		 "[type TYPE]] {rate RATE [burst SIZE] [cost bytes|packets] "
 		 "[action drop|mark|monitor|shape|remark DSCP] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
-		 "[total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] | action pass}",
+		 "[peak RATE [peak-burst SIZE]] [total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] "
+		 "| action pass}",
 	.opts_size = sizeof(struct rule_set_opts),
 	.parse = parse_rule_set,
 	.run = run_rule_set,

@@ -182,6 +182,9 @@ static void print_row(struct show *sh, const struct row *r)
 		if (rule && of.r.early)
 			json_object_object_add(o, "long_rtt",
 					       json_object_new_boolean(bucket_long_rtt(&r->b, sh->now)));
+		if (rule && rule->peak.rate && !(r->shared && rule->total.rate))
+			json_add_u64(o, pk ? "peak_tokens_packets" : "peak_tokens_bytes",
+				     bucket_peak_units(&r->b, rule, sh->now));
 		counters_json(o, c);
 		out_json_item(&sh->js, o);
 		return;

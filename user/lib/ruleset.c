@@ -409,6 +409,11 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		r.share.early = r.share.early_shift = 0;
 		r.share_burst = s->share_burst;
 	}
+	if (s->peak_rate) {
+		r.peak = tb_rate_make(s->peak_rate, s->peak_burst);
+		r.peak.early = r.peak.early_shift = 0;
+		r.peak_burst = s->peak_burst;
+	}
 	if (!rule_spec_signals(s))
 		r.r.early = r.r.early_shift = r.total.early = r.total.early_shift = 0;
 	shared = old >= 0 ? rs->rules[old].shared :
@@ -466,7 +471,7 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
 				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst,
 				 .fleet = r->fleet, .share_rate = r->share.rate, .share_burst = r->share_burst,
-				 .dscp = r->dscp };
+				 .dscp = r->dscp, .peak_rate = r->peak.rate, .peak_burst = r->peak_burst };
 }
 
 bool rule_spec_signals(const struct rule_spec *s)
@@ -488,7 +493,8 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	       have.fleet == s->fleet && have.share_rate == s->share_rate &&
 	       (!s->share_rate || have.share_burst == s->share_burst) &&
 	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns) &&
-	       (s->action != TB_ACTION_REMARK || have.dscp == s->dscp);
+	       (s->action != TB_ACTION_REMARK || have.dscp == s->dscp) && have.peak_rate == s->peak_rate &&
+	       (!s->peak_rate || have.peak_burst == s->peak_burst);
 }
 
 static int by_prefix_bytes(const void *x, const void *y)

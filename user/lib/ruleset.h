@@ -49,6 +49,8 @@ struct rule_spec {
 	__u64 share_rate;  /* fleet: units/s a host admits of a key on its own; 0: none */
 	__u64 share_burst; /* units */
 	__u8 dscp;         /* action remark: what a packet over the limit is given */
+	__u64 peak_rate;   /* action remark: units/s over which a packet is dropped; 0: none */
+	__u64 peak_burst;  /* units */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);

@@ -51,6 +51,13 @@ __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 
 	return tb_unspend(&b->lvl, now, &rule->r, b->credit_granted, tb_credit_unspent(b->credit)) / TB_NANO;
 }
 
+__u64 bucket_peak_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now)
+{
+	if (b->cost != rule->cost)
+		return rule->peak_burst;
+	return (rule->peak.cap - tb_peak_lack(&b->lvl, now, &rule->peak)) / TB_NANO;
+}
+
 bool bucket_long_rtt(const struct tb_bucket *b, __u64 now)
 {
 	__u64 h = b->lvl.hold;

@@ -12,6 +12,9 @@ int stats_sum(const struct tb_maps *m, struct tb_stats *out);
  * credit included, as the next locked charge finds it: the burst when the
  * level is kept in the rule's other unit (the next charge refills it). */
 __u64 bucket_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
+/* What the peak bucket of b (a rule with a peak rate, rule) holds at now,
+ * in the rule's units. */
+__u64 bucket_peak_units(const struct tb_bucket *b, const struct tb_rule *rule, __u64 now);
 /* Whether bucket b, at now, has learnt a long round trip, and so sends
  * no early signal (bpf/logic/hold.h). */
 bool bucket_long_rtt(const struct tb_bucket *b, __u64 now);

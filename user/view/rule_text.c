@@ -55,6 +55,10 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		rate_words(r->share.rate, r->share_burst, pk, exact, rate, burst, sizeof(rate));
 		fprintf(f, " share %s share-burst %s", rate, burst);
 	}
+	if (r->peak.rate) {
+		rate_words(r->peak.rate, r->peak_burst, pk, exact, rate, burst, sizeof(rate));
+		fprintf(f, " peak %s peak-burst %s", rate, burst);
+	}
 }
 
 void rule_json(const struct tb_rule *r, struct json_object *arr)
@@ -107,6 +111,10 @@ void rule_json(const struct tb_rule *r, struct json_object *arr)
 		json_add_u64(o, "dscp", r->dscp);
 		dscp_format(r->dscp, buf, sizeof(buf));
 		json_add_str(o, "dscp_name", buf);
+	}
+	if (r->peak.rate) {
+		json_add_u64(o, pk ? "peak_rate_packets_per_sec" : "peak_rate_bytes_per_sec", r->peak.rate);
+		json_add_u64(o, pk ? "peak_burst_packets" : "peak_burst_bytes", r->peak_burst);
 	}
 	if (r->total.rate) {
 		json_add_u64(o, pk ? "total_rate_packets_per_sec" : "total_rate_bytes_per_sec", r->total.rate);
