@@ -48,7 +48,8 @@ TBCTL_OBJ := $(TBCTL_SRC:%.c=$(OBJ)/%.o)
 TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
 	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table $(BUILD)/tests/test_place $(BUILD)/tests/test_group \
-	   $(BUILD)/tests/test_match $(BUILD)/tests/test_fleet $(BUILD)/tests/test_hold $(BUILD)/tests/test_devkey
+	   $(BUILD)/tests/test_match $(BUILD)/tests/test_fleet $(BUILD)/tests/test_hold $(BUILD)/tests/test_devkey \
+	   $(BUILD)/tests/test_event
 # Against a redis-server it starts: a test of make test, not of make unit.
 STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog
@@ -171,7 +172,7 @@ install: $(TBCTL)
 	install -D -m 0644 dist/tbctl.8 $(DESTDIR)$(MANDIR)/man8/tbctl.8
 	install -D -m 0644 dist/tbctl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tbctl
 	install -d $(DESTDIR)$(UNITDIR)
-	for u in tbctl@.service tbctl-exporter.service tbctl-fleet@.service; do \
+	for u in tbctl@.service tbctl-exporter.service tbctl-fleet@.service tbctl-events@.service; do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' dist/$$u >$(DESTDIR)$(UNITDIR)/$$u; done
 	install -D -m 0644 dist/example.conf $(DESTDIR)$(PREFIX)/share/doc/tbctl/example.conf
 

@@ -206,6 +206,19 @@ static struct ruleset *ruleset_of(struct bpf_object *obj)
 	return rs;
 }
 
+/* Events on, sampled as a fresh attach sets them. */
+static void events_on(struct ruleset *rs)
+{
+	struct tb_config cfg;
+
+	if (state_read_config(&rs->m, &cfg))
+		die("read config");
+	cfg.event_rate = TB_EVENT_RATE_DEFAULT;
+	cfg.event_interval_ms = TB_EVENT_INTERVAL_MS_DEFAULT;
+	if (state_write_config(&rs->m, &cfg))
+		die("write config");
+}
+
 /* tbctl's object, loaded as tbctl attaches it. */
 static struct tb *load_tb(void)
 {
@@ -267,14 +280,15 @@ static void per_packet(struct json_object *doc)
 {
 	struct bench *b = bench__open_and_load();
 	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb(), *t64 = load_tb();
-	struct tb *t1k = load_tb(), *td1k = load_tb();
+	struct tb *t1k = load_tb(), *td1k = load_tb(), *tde = load_tb();
 	struct ruleset *rs = ruleset_of(t->obj), *rsd = ruleset_of(td->obj), *rs10k = ruleset_of(t10k->obj);
 	struct ruleset *rs64 = ruleset_of(t64->obj), *rs1k = ruleset_of(t1k->obj), *rsd1k = ruleset_of(td1k->obj);
+	struct ruleset *rsde = ruleset_of(tde->obj);
 	struct frame v4, v6;
 	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
 	/* The last two for IPv6 alone. */
-	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_1K, XDP_DROP_1K, XDP_PASS_10K, XDP_PASS_PER64,
-	       N };
+	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_1K, XDP_DROP_1K, XDP_DROP_EVENTS, XDP_PASS_10K,
+	       XDP_PASS_PER64, N };
 	struct timed p4[N - 2], p6[N], empty;
 
 	if (!b)
@@ -288,6 +302,10 @@ static void per_packet(struct json_object *doc)
 	set_rule(rs10k, "default", TB_RATE_MAX, TB_BURST_MAX);
 	many_rules(rs10k, TB_RATE_MAX, TB_BURST_MAX);
 	set_rule(rsd, "default", 1, 1500);
+	/* The same drops with events on, as attach sets them: a key's first
+	 * drop is logged, the rest sampled out. */
+	set_rule(rsde, "default", 1, 1500);
+	events_on(rsde);
 	set_rule(rs1k, "default", TB_RATE_MAX, TB_BURST_MAX);
 	matched_rules(rs1k, TB_RATE_MAX, TB_BURST_MAX);
 	set_rule(rsd1k, "default", 1, 1500);
@@ -304,6 +322,7 @@ static void per_packet(struct json_object *doc)
 			[TC_DROP] = bpf_program__fd(td->progs.tb_tc),
 			[XDP_PASS_1K] = bpf_program__fd(t1k->progs.tb_xdp),
 			[XDP_DROP_1K] = bpf_program__fd(td1k->progs.tb_xdp),
+			[XDP_DROP_EVENTS] = bpf_program__fd(tde->progs.tb_xdp),
 			[XDP_PASS_10K] = bpf_program__fd(t10k->progs.tb_xdp),
 			[XDP_PASS_PER64] = bpf_program__fd(t64->progs.tb_xdp),
 		};
@@ -327,10 +346,13 @@ static void per_packet(struct json_object *doc)
 	add_ns(o, "xdp_v6_pass_10k_rules_ns", p6[XDP_PASS_10K].ns);
 	add_ns(o, "xdp_v6_pass_per64_ns", p6[XDP_PASS_PER64].ns);
 	add_ns(o, "xdp_v4_drop_ns", p4[XDP_DROP].ns);
+	add_ns(o, "xdp_v4_drop_events_ns", p4[XDP_DROP_EVENTS].ns);
+	add_ns(o, "xdp_v6_drop_events_ns", p6[XDP_DROP_EVENTS].ns);
 	add_ns(o, "xdp_v6_drop_ns", p6[XDP_DROP].ns);
 	add_ns(o, "tc_v4_drop_ns", p4[TC_DROP].ns);
 	add_ns(o, "tc_v6_drop_ns", p6[TC_DROP].ns);
 	add_ns(q, "xdp_v4_drop_over_floor", ratio_of(&p4[XDP_DROP], &p4[FLOOR]));
+	add_ns(q, "xdp_v4_drop_events_over_drop", ratio_of(&p4[XDP_DROP_EVENTS], &p4[XDP_DROP]));
 	add_ns(q, "xdp_v4_pass_over_floor", ratio_of(&p4[XDP_PASS], &p4[FLOOR]));
 	add_ns(q, "xdp_v6_10k_rules_over_one", ratio_of(&p6[XDP_PASS_10K], &p6[XDP_PASS]));
 	add_ns(q, "xdp_v4_1k_matched_pass_over_floor", ratio_of(&p4[XDP_PASS_1K], &p4[FLOOR]));
@@ -343,10 +365,12 @@ static void per_packet(struct json_object *doc)
 	tb__destroy(t10k);
 	tb__destroy(t64);
 	tb__destroy(t1k);
+	tb__destroy(tde);
 	tb__destroy(td1k);
 	free(rs64);
 	free(rs1k);
 	free(rsd1k);
+	free(rsde);
 	bench__destroy(b);
 	free(rs);
 	free(rsd);

@@ -448,6 +448,11 @@ struct tb_config {
 	__u8 tcx;
 	__u8 pad3[3];
 	__u64 l4_mask;  /* tb_l4_mask(match_reads) (match.h) */
+	/* The events ring buffer's sampling (event.h): at most event_rate
+	 * records a second over all keys (0: none are written), and at most
+	 * one a key every event_interval_ms. */
+	__u32 event_rate;
+	__u32 event_interval_ms;
 };
 
 enum tb_match_reads {
@@ -623,6 +628,49 @@ struct tb_migrate_req {
 	__u64 owed_max;         /* out, with table: the latest instant owed[] holds */
 };
 
+/* events value: a decision that was not a plain pass, as the datapath
+ * wrote it (stages/event.h); sampled, so a flood cannot make logging
+ * cost more than tb_config.event_rate records a second. */
+struct tb_event {
+	__u64 ns;               /* bpf_ktime_get_ns() */
+	/* The bucket's key: the address, its group's, or its class's under
+	 * a rule with a match (tbctl reads it back with the rule). */
+	struct tb_addr key;
+	__u32 bytes;
+	__u16 packets;
+	__u16 rule;             /* rules[] slot + 1; 0: not known where it was decided */
+	__u8 verdict;           /* enum tb_event_verdict */
+	__u8 why;               /* enum tb_event_why */
+	__u8 pad[6];
+};
+
+enum tb_event_verdict {
+	TB_EVENT_DROP = 1,
+	TB_EVENT_MARK = 2,      /* ECN CE set */
+	TB_EVENT_REMARK = 3,    /* DSCP set */
+};
+
+enum tb_event_why {
+	TB_WHY_RATE = 1,        /* over its rule's rate */
+	TB_WHY_EARLY = 2,       /* the early signal, as the bucket drained */
+	TB_WHY_PEAK = 3,        /* over a remark rule's peak rate */
+	TB_WHY_TOTAL = 4,       /* over its rule's total */
+	TB_WHY_FLEET = 5,       /* refused by the fleet */
+	TB_WHY_UNKNOWN = 6,     /* its rule could not be known (a fragment, a header chain) */
+};
+
+/* The events ring buffer's size: records of 48 bytes and their 8-byte
+ * headers, about 4,600 of them, 1.6 s at the default rate. */
+#define TB_EVENTS_BYTES (256 * 1024)
+#define TB_EVENT_RATE_DEFAULT 1000
+#define TB_EVENT_INTERVAL_MS_DEFAULT 1000
+/* What a key's sampling slot is, of the 2^TB_EVENT_SLOTS_SHIFT (event.h). */
+#define TB_EVENT_SLOTS_SHIFT 12
+
+/* A map's key or value that is not there (a ring buffer's). */
+struct tb_nothing {
+};
+
 /* stats[0], per CPU. */
 /* The global counters after a bucket's, as X(name, help). Of
  * dropped_*, fragments_unknown and headers_unknown are packets whose rule
@@ -647,6 +695,8 @@ struct tb_migrate_req {
 				     "seen, where a rule with ports could take them")                      \
 	X(headers_unknown_packets, "Packets of dropped_packets: IPv6 packets whose header chain was not "  \
 				   "walked to its end, where a rule with a match could take them")         \
+	X(events_capped, "Decisions not logged to the events buffer: over its rate a second")             \
+	X(events_lost, "Decisions not logged to the events buffer: it was full (no reader kept up)")       \
 	TB_STATS_NEXT(X)
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 #define TB_STATS_NEXT(X) X(fixture_next_packets, "A counter of the layout after this one (test fixture)")
@@ -702,6 +752,7 @@ struct tb_reset_req {
 	X(nodes, BPF_MAP_TYPE_ARRAY, __u32, struct tb_node, 0)                      \
 	X(fleet, BPF_MAP_TYPE_HASH, struct tb_fleet_key, struct tb_fleet_entry, 1)  \
 	X(fleetstate, BPF_MAP_TYPE_ARRAY, __u32, struct tb_fleet_state, 0)         \
-	X(fragments, BPF_MAP_TYPE_LRU_HASH, struct tb_frag_key, __u64, 1)
+	X(fragments, BPF_MAP_TYPE_LRU_HASH, struct tb_frag_key, __u64, 1)          \
+	X(events, BPF_MAP_TYPE_RINGBUF, struct tb_nothing, struct tb_nothing, 1)
 
 #endif

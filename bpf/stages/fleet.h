@@ -105,7 +105,7 @@ __attribute__((noinline)) int tb_charge_fleet(__u64 k0, __u64 k1, __u32 id, __u6
 		}
 		out = TB_OVER;
 	}
-	return tb_count(st, out, rule->action, len, pkts);
+	return tb_count(st, out, rule->action, len, pkts, TB_CTX(TB_WHY_FLEET, id));
 }
 
 #endif

@@ -100,6 +100,29 @@ struct {
 	__type(value, __u64);
 } fragments SEC(".maps");
 
+/* Decisions for tbctl events (event.h), pinned so that any tbctl reads
+ * them; one reader at a time takes them out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TB_EVENTS_BYTES);
+} events SEC(".maps");
+
+/* The events' sampling: per slot of keys, the latest record's key tag
+ * and time; [0] of eventgate, the records of this second. The program's
+ * own: an upgrade starts them over. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1U << TB_EVENT_SLOTS_SHIFT);
+	__type(key, __u32);
+	__type(value, __u64);
+} eventslots SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} eventgate SEC(".maps");
+
 /* The agent's operations for tb_fleet_apply; never pinned: each agent
  * run loads its own copy of the program with it. */
 struct {

@@ -10,6 +10,7 @@
 #include "stages/migrate.h"
 #include "stages/fleet.h"
 #include "stages/fragment.h"
+#include "stages/event.h"
 #include "logic/counters.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
@@ -35,7 +36,7 @@ static __always_inline int tb_shared_charge(struct tb_stats *st, const struct tb
 	bpf_spin_unlock(&sh->lock);
 	if (out <= TB_DELAYED && rule->fleet)
 		return tb_charge_fleet(0, 0, id, len, tb_total_packet(pkts, t->ect, t->can_delay, out, 0));
-	return tb_count(st, out, t->action, len, pkts);
+	return tb_count(st, out, t->action, len, pkts, TB_CTX(TB_WHY_RATE, id));
 }
 
 /* What tb_police_addr has learned of a packet's address when a path
@@ -67,7 +68,7 @@ static __always_inline int tb_denied_by_copy(struct tb_stats *st, const struct t
 	if (!tb_deny_cached(s->d, now, len, pkts))
 		return TB_UNDECIDED;
 	tb_dropcache_count(cfg, s->d, key, s->ci, 0, tb_passes_over(s->d->action), len, pkts);
-	return tb_count(st, TB_OVER, s->d->action, len, pkts);
+	return tb_count(st, TB_OVER, s->d->action, len, pkts, TB_CTX(TB_WHY_RATE, -1));
 }
 
 /* Path 2, credit: admitted with no lock, no rule read, and no write to
@@ -101,7 +102,7 @@ static __always_inline int tb_admitted_by_credit(struct tb_stats *st, const stru
 	if (bgen != s->gen)
 		return TB_UNDECIDED;
 	if (tb_spend_credit(s->p.s, s->w, key, tb_units(cost, len, pkts), cost == TB_COST_PACKETS ? len : pkts))
-		return tb_count(st, TB_FIT, TB_ACTION_DROP, len, pkts);
+		return tb_count(st, TB_FIT, TB_ACTION_DROP, len, pkts, 0);
 	/* Helpers take keys by address: from locals, so that the compiler
 	 * keeps s in registers (on the stack whole, 6.1's 512 bytes would
 	 * not hold it). */
@@ -136,7 +137,7 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 		return TB_UNDECIDED;
 	tb_deny_keep(s->d, cfg, key, s->gen, e, rule);
 	tb_dropcache_count(cfg, s->d, key, s->ci, 1, tb_passes_over(rule->action), len, pkts);
-	return tb_count(st, TB_OVER, rule->action, len, pkts);
+	return tb_count(st, TB_OVER, rule->action, len, pkts, TB_CTX(TB_WHY_RATE, s->id));
 }
 
 /* Path 4, the charge under the lock: the way is found again (it may have
@@ -154,7 +155,7 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 
 	if (!s->b && cfg->take_over >= TB_TAKE_MARK &&
 	    tb_move_bucket(key, s->gen, s->id, t->unit, TB_MOVING_PACKET) == TB_TAKEN_DENY)
-		return tb_count(st, TB_OVER, t->action, len, pkts);
+		return tb_count(st, TB_OVER, t->action, len, pkts, TB_CTX(TB_WHY_RATE, s->id));
 	if (!s->b && now < cfg->prev_owed_until)
 		tb_owed_carry(key);
 	/* A new bucket is made in this CPU's scratch: the stack has no room. */
@@ -212,7 +213,7 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 		return tb_charge_fleet(k[0], k[1], s->id, len,
 				       tb_total_packet(pkts, t->ect, t->can_delay, out, s->p.h));
 	}
-	return tb_count(st, out, t->action, len, pkts);
+	return tb_count(st, out, t->action, len, pkts, TB_CTX(TB_WHY_RATE, s->id));
 }
 
 /* tb_police_addr's answer for a packet whose rule could not be known:
@@ -275,7 +276,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		if (s.rule->action == TB_ACTION_PASS) {
 			st->allowed_packets += pkts;
 			st->allowed_bytes += len;
-			return tb_count(st, TB_FIT, TB_ACTION_PASS, len, pkts);
+			return tb_count(st, TB_FIT, TB_ACTION_PASS, len, pkts, 0);
 		}
 		tb_terms_of(s.rule, len, pkts, t);
 		if (s.rule->scope == TB_SCOPE_SHARED)
@@ -298,7 +299,7 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 				     int *cls, __u64 *depart, __u8 *dscp)
 {
 	__u32 hdrs = 0;
-	__u64 l4 = 0;
+	__u64 l4 = 0, now;
 	struct tb_terms *t;
 	struct tb_stats *st;
 	struct tb_config *cfg;
@@ -352,15 +353,19 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 	/* The clock is read here, before the policy's work rather than
 	 * where the paths need it: the drop path is then cheaper, though
 	 * credit, which needs no clock, pays for it (docs/design.md). */
-	v = tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, bpf_ktime_get_ns(), depart);
+	now = bpf_ktime_get_ns();
+	v = tb_police_addr(st, cfg, &pkt->key, *cls, l4, len, segs, t, now, depart);
 	*dscp = t->dscp;
-	if (v != TB_UNSURE)
-		return v;
-	if (pkt->frag == TB_FRAG_LATER)
-		st->fragments_unknown_packets += segs;
-	else
-		st->headers_unknown_packets += segs;
-	return tb_count(st, TB_OVER, TB_ACTION_DROP, len, segs);
+	if (v == TB_UNSURE) {
+		if (pkt->frag == TB_FRAG_LATER)
+			st->fragments_unknown_packets += segs;
+		else
+			st->headers_unknown_packets += segs;
+		v = tb_count(st, TB_OVER, TB_ACTION_DROP, len, segs, TB_CTX(TB_WHY_UNKNOWN, -1));
+	}
+	if (v > TB_VERDICT_MASK && cfg->event_rate && tb_event_due(cfg, &pkt->key, now))
+		tb_event(((__u64 *)&pkt->key)[0], ((__u64 *)&pkt->key)[1], v, len | (__u64)segs << 32, now);
+	return v & TB_VERDICT_MASK;
 }
 
 #endif

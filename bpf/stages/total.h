@@ -127,7 +127,7 @@ __attribute__((noinline)) int tb_charge_total(__u64 k0, __u64 k1, __u32 id, __u6
 	/* Mark and delay are never both: the worse outcome is the packet's. */
 	if (out < (int)(packet >> 24 & 0xff))
 		out = packet >> 24 & 0xff;
-	return tb_count(st, out, rule->action, len, pkts);
+	return tb_count(st, out, rule->action, len, pkts, TB_CTX(TB_WHY_TOTAL, id));
 }
 
 /* A later departure tb_charge_total set, where it is later than *depart. */

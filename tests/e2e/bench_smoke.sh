@@ -12,11 +12,12 @@ r=$out/performance/results.json
 check "results.json is JSON" jq -e . "$r" >/dev/null
 
 for k in empty_xdp_ns floor_v4_ns floor_v6_ns xdp_v4_pass_ns xdp_v6_pass_ns tc_v4_pass_ns tc_v6_pass_ns \
-	xdp_v6_pass_10k_rules_ns xdp_v4_drop_ns xdp_v6_drop_ns tc_v4_drop_ns tc_v6_drop_ns; do
+	xdp_v6_pass_10k_rules_ns xdp_v4_drop_ns xdp_v6_drop_ns tc_v4_drop_ns tc_v6_drop_ns xdp_v4_drop_events_ns \
+	xdp_v6_drop_events_ns; do
 	check "per-packet figure $k" jq -e ".micro.per_packet.$k > 0" "$r" >/dev/null
 done
 for k in xdp_v4_drop_over_floor xdp_v4_pass_over_floor xdp_v6_10k_rules_over_one \
-	xdp_v4_1k_matched_pass_over_floor xdp_v4_1k_matched_drop_over_floor; do
+	xdp_v4_1k_matched_pass_over_floor xdp_v4_1k_matched_drop_over_floor xdp_v4_drop_events_over_drop; do
 	check "per-packet ratio $k, from interleaved rounds" jq -e ".micro.per_packet.ratios.$k > 0" "$r" >/dev/null
 done
 for k in floor_ns floor_sized_ns tbctl_ns tbctl_10k_rules_ns tbctl_over_floor tbctl_over_sized_floor \

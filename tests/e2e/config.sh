@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# save and apply: a device's rules written out and made again, exactly;
-# apply changes only what differs and checks the whole file first.
+# save and apply: a device's rules (and its events' sampling) written out
+# and made again, exactly; apply changes only what differs and checks the
+# whole file first.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -16,7 +17,9 @@ rule set dev $DEV_R 198.18.5.0/24 rate 20mbit scope shared early off
 rule set dev $DEV_R 198.18.6.0/24 rate 1234567bit action mark
 rule set dev $DEV_R 198.18.0.16/28 action pass
 EOF
+check "events set rate 50 interval 250ms" tb events set dev "$DEV_R" rate 50 interval 250ms
 tb save dev "$DEV_R" >"$tmp/saved"
+check "save: the events' sampling" grep -qx "events set dev $DEV_R rate 50 interval 250ms" "$tmp/saved"
 check "save: an attach line and a line per rule" [ "$(grep -c '^attach\|^rule set' "$tmp/saved")" = 7 ]
 check "save: an allow-list entry as it was set" grep -qx "rule set dev $DEV_R 198.18.0.16/28 action pass" "$tmp/saved"
 check "rule list: the allow-list entry, with no rate" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.16/28 action pass'"

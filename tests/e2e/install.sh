@@ -14,6 +14,7 @@ for prefix in /usr /usr/local; do
 	unitdir=$([[ $prefix == /usr ]] && echo /lib/systemd/system || echo $prefix/lib/systemd/system)
 	for f in $prefix/sbin/tbctl $prefix/share/man/man8/tbctl.8 $prefix/share/bash-completion/completions/tbctl \
 		"$unitdir/tbctl@.service" "$unitdir/tbctl-exporter.service" "$unitdir/tbctl-fleet@.service" \
+		"$unitdir/tbctl-events@.service" \
 		$prefix/share/doc/tbctl/example.conf; do
 		check "$prefix: installed $f" [ -s "$root$f" ]
 	done
@@ -21,11 +22,13 @@ for prefix in /usr /usr/local; do
 		grep -qx "ExecStart=$prefix/sbin/tbctl -batch /etc/tbctl/%i.conf" "$root$unitdir/tbctl@.service"
 	check "$prefix: the fleet unit runs the installed binary" \
 		grep -qx "ExecStart=$prefix/sbin/tbctl fleet run dev %i \\\$FLEET_ARGS" "$root$unitdir/tbctl-fleet@.service"
+	check "$prefix: the events unit runs the installed binary" \
+		grep -qx "ExecStart=$prefix/sbin/tbctl events dev %i" "$root$unitdir/tbctl-events@.service"
 done
 root=$tmp/root/usr
 check "the installed binary runs: --version" "$root/usr/sbin/tbctl" --version
 check "the installed binary runs: -j help lists every command" \
-	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 16' >/dev/null"
+	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 18' >/dev/null"
 
 man=$root/usr/share/man/man8/tbctl.8
 warnings=$(LC_ALL=C.UTF-8 groff -man -ww -z "$man" 2>&1)
@@ -68,7 +71,7 @@ mkdir -p "$root/etc/tbctl" "$root/usr/lib/systemd/system"
 cp -a /lib/systemd/system/. "$root/usr/lib/systemd/system/"
 cp "$root/usr/share/doc/tbctl/example.conf" "$root/etc/tbctl/eth0.conf"
 echo "FLEET_ARGS=store redis://192.0.2.7:6379 host edge-1" >"$root/etc/tbctl/eth0.fleet"
-for u in tbctl@eth0.service tbctl-exporter.service tbctl-fleet@eth0.service; do
+for u in tbctl@eth0.service tbctl-exporter.service tbctl-fleet@eth0.service tbctl-events@eth0.service; do
 	verify=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" --man=no "$u" 2>&1)
 	check "systemd-analyze verify passes $u${verify:+ ($verify)}" [ -z "$verify" ]
 done
@@ -88,7 +91,10 @@ check "tbctl <tab>: the commands" bash -c "[[ '$(complete_words 'tbctl ')' == *'
 check "tbctl ru<tab>: rule" [ "$(complete_words 'tbctl ru')" = rule ]
 check "tbctl rule <tab>: set del list" [ "$(complete_words 'tbctl rule ')" = "set del list" ]
 check "tbctl rule set dev x <tab>: its keywords" \
-	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport rate burst cost action scope early horizon total total-burst fleet share share-burst" ]
+	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport flags type rate burst cost action scope early horizon total total-burst fleet share share-burst peak peak-burst" ]
+check "tbctl events set dev x <tab>: its keywords" [ "$(complete_words 'tbctl events set dev x ')" = "dev rate interval" ]
+check "tbctl events dev x <tab>: its keywords and kinds" \
+	[ "$(complete_words 'tbctl events dev x ')" = "set dev drop mark remark fleet count seconds" ]
 check "tbctl rule set dev x fleet <tab>: on off" [ "$(complete_words 'tbctl rule set dev x fleet ')" = "on off" ]
 check "tbctl fleet <tab>: run show" [ "$(complete_words 'tbctl fleet ')" = "run show" ]
 check "tbctl fleet run dev x <tab>: its keywords" \

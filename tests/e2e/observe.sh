@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What an operator reads: show (addr, top, sort), stats, status, rule list
-# as text and JSON, and reset of counters and of buckets.
+# as text and JSON, the events of a flood within their sampling's bounds
+# and what the sampling held back, and reset of counters and of buckets.
 . "$(dirname "$0")/lib.bash"
 setup
 
@@ -8,7 +9,48 @@ check "attach" tb attach dev "$DEV_R" mode xdp max-addrs 4096
 check "default rule" tb rule set dev "$DEV_R" default rate 1mbit burst 10k
 check "faster /32" tb rule set dev "$DEV_R" 198.18.0.11/32 rate 4mbit burst 10k
 check "fastest /32, packet mode" tb rule set dev "$DEV_R" 198.18.0.12 rate 2kpps burst 32 cost packets
+tb -j events dev "$DEV_R" seconds 3 >"$tmp/events" &
+reader=$!
+t0=$(now_ms)
 in_s "$TBGEN" send --src "${SRC4[0]},${SRC4[1]},${SRC4[2]},${SRC6[0]}" --dst "$DST4,$DST6" --seconds 2 >/dev/null
+wait "$reader"
+
+# At most one record a source a second (the default), over the reader's
+# T seconds at most ceil(T) + 1; at least one of each source dropped.
+per_source=$((($(now_ms) - t0 + 999) / 1000 + 1))
+for a in "${SRC4[0]}" "${SRC4[1]}" "${SRC4[2]}" "${SRC6[0]}"; do
+	n=$(jq -s --arg a "$a" '[.[] | select(.address == $a)] | length' "$tmp/events")
+	check "events: $a's drops logged $n times, 1 to $per_source" [ "$n" -ge 1 -a "$n" -le "$per_source" ]
+done
+check "events: each says drop, over its rule's rate (or early), the rule and the frame" \
+	jq -se 'length > 0 and all(.[]; .verdict == "drop" and (.why == "rate" or .why == "early") and .packets == 1 and .bytes > 1000 and
+		(.rule == "default" or .rule == "198.18.0.11/32" or .rule == "198.18.0.12/32"))' "$tmp/events" >/dev/null
+check "events: nothing lost or held back at this rate" [ "$(jq -s 'map(select(has("lost"))) | length' "$tmp/events")" = 0 ]
+# A rate of 3 a second and no interval: the rest is held back, and said.
+check "events set rate 3 interval 0" tb events set dev "$DEV_R" rate 3 interval 0
+tb -j events dev "$DEV_R" seconds 2 >"$tmp/capped" &
+reader=$!
+in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$DST4" --seconds 1 >/dev/null
+wait "$reader"
+n=$(jq -s 'map(select(has("verdict"))) | length' "$tmp/capped")
+capped=$(jq -s 'map(.capped // 0) | add' "$tmp/capped")
+check "events: $n records in 2 seconds at 3 a second" [ "$n" -ge 3 -a "$n" -le 9 ]
+check "events: and says what it held back ($capped, as stats counts: $(tb -j stats dev "$DEV_R" | jq .events_capped))" \
+	[ "$capped" -gt 100 -a "$capped" -le "$(tb -j stats dev "$DEV_R" | jq .events_capped)" ]
+for words in "events set dev $DEV_R|nothing to set" "events set dev $DEV_R interval 1500us|whole number of milliseconds" \
+	"events set dev $DEV_R rate -1|invalid rate" "events dev $DEV_R bogus|unknown keyword" \
+	"events dev $DEV_R count 0|invalid count"; do
+	# shellcheck disable=SC2086 # the words of a command
+	out=$(tb ${words%%|*} 2>&1)
+	rc=$?
+	check "${words%%|*}: exit 2, says '${words#*|}' ($out)" bash -c "[ $rc = 2 ] && grep -qF -- '${words#*|}' <<<\"\$1\"" _ "$out"
+done
+check "events set rate 0 turns them off" tb events set dev "$DEV_R" rate 0
+out=$(tb events dev "$DEV_R" seconds 1 2>&1)
+rc=$?
+check "events with them off: exit 1, says how to turn them on ($out)" \
+	bash -c "[ $rc = 1 ] && grep -q 'events are off' <<<\"\$1\"" _ "$out"
+tb events set dev "$DEV_R" rate 1000 interval 1s
 
 top=$(tb -j show dev "$DEV_R" top 2 sort passed)
 check "top 2 sort passed: two rows" [ "$(jq length <<<"$top")" = 2 ]
@@ -32,7 +74,7 @@ check "stats: passed_packets equals the per-address sum ($sum)" [ "$(jq .passed_
 rows=$(tb -j show dev "$DEV_R" | jq length)
 check "stats: addresses tracked and buckets created match show's $rows rows" \
 	[ "$(jq '"\(.addresses_tracked) \(.buckets_created)"' <<<"$stats")" = "\"$rows $rows\"" ]
-check "stats: every counter present" [ "$(jq 'keys | length' <<<"$stats")" = 23 ]
+check "stats: every counter present" [ "$(jq 'keys | length' <<<"$stats")" = 25 ]
 check "status: max-addrs 4096" [ "$(tb -j status dev "$DEV_R" | jq '.[0].max_addrs')" = 4096 ]
 check "-p pretty-prints valid JSON" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j -p rule list dev $DEV_R | jq -e 'length == 3' >/dev/null"
 check "rule list in tc's units" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.12/32 rate 2Kpps burst 32pkt cost packets action drop scope per-address early on'"

@@ -20,7 +20,7 @@ check "lintian: no error and no warning${tags:+ ($tags)}" [ -z "$tags" ]
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/tbctl ./usr/share/man/man8/tbctl.8.gz ./usr/share/bash-completion/completions/tbctl \
 	./lib/systemd/system/tbctl@.service ./lib/systemd/system/tbctl-exporter.service \
-	./lib/systemd/system/tbctl-fleet@.service \
+	./lib/systemd/system/tbctl-fleet@.service ./lib/systemd/system/tbctl-events@.service \
 	./usr/share/doc/tbctl/example.conf ./usr/share/doc/tbctl/copyright ./usr/share/doc/tbctl/README.md.gz \
 	./usr/share/doc/tbctl/NEWS.gz ./usr/share/doc/tbctl/docs/design.md.gz ./usr/share/doc/tbctl/docs/operations.md.gz \
 	./usr/share/doc/tbctl/docs/performance.md.gz ./usr/share/doc/tbctl/docs/performance/tcp.png; do

@@ -35,7 +35,12 @@ send_from() {
 	elapsed=$(awk '$1 == "elapsed" { print $2 }' "$tmp/send")
 }
 bound_of() { awk -v b="$2" -v r="$1" -v t="$elapsed" 'BEGIN { printf "%d", b + r * (t + 0.005) + 1 }'; }
-sent_from() { awk -v a="$1" '$1 == a { n += $3 } END { print n + 0 }' "$tmp/send"; }
+# arrivals SRC: what SRC sent, and what of it arrived as sent and remarked.
+arrivals() {
+	sent=$(awk -v a="$1" '$1 == a { n += $3 } END { print n + 0 }' "$tmp/send")
+	kept=$(dscp_count "$1" 0)
+	remarked=$(dscp_count "$1" 14)
+}
 
 modes=(xdp)
 [[ ${TB_FULL:-0} == 1 ]] && modes+=(tc-ingress)
@@ -46,9 +51,7 @@ for mode in "${modes[@]}"; do
 	send_from "$S4" "$S6"
 	bound=$(bound_of $RATE $BURST)
 	for src in "$S4" "$S6"; do
-		sent=$(sent_from "$src")
-		kept=$(dscp_count "$src" 0)
-		remarked=$(dscp_count "$src" 14)
+		arrivals "$src"
 		check "$mode: $src sent $sent, all arrived: $kept as sent + $remarked remarked" \
 			[ "$sent" = $COUNT -a $((kept + remarked)) = "$sent" ]
 		check "$mode: $src: $kept kept their class <= b + r*T = $bound" \
@@ -64,9 +67,7 @@ for mode in "${modes[@]}"; do
 	bound=$(bound_of $RATE $BURST)
 	peak_bound=$(bound_of $PEAK $PEAK_BURST)
 	for src in "${SRC4[1]}" "${SRC6[1]}"; do
-		sent=$(sent_from "$src")
-		kept=$(dscp_count "$src" 0)
-		remarked=$(dscp_count "$src" 14)
+		arrivals "$src"
 		check "$mode: $src sent $sent: $kept arrived as sent <= b + r*T = $bound" \
 			[ "$sent" = $COUNT -a "$kept" -ge $BURST -a "$kept" -le "$bound" ]
 		check "$mode: $src: $kept + $remarked remarked arrived <= the peak's b + r*T = $peak_bound" \
@@ -99,19 +100,14 @@ check "save and apply keep the DSCP" bash -c "nsenter --net=/var/run/netns/$NS_R
 	[ \"\$(nsenter --net=/var/run/netns/$NS_R $TBCTL save dev $DEV_R | tail -n +2)\" = \"\$(tail -n +2 $tmp/saved)\" ]"
 
 # Bad words: refused before anything changes, naming the problem.
-before=$(tb -j rule list dev "$DEV_R")
-for words in "action remark|needs a DSCP" "action remark af14|invalid DSCP \"af14\"" \
-	"action remark 64|invalid DSCP \"64\"" "action remark rate 1mbit|invalid DSCP \"rate\"" \
-	"action remark ef early on|early applies to action drop and mark only" \
-	"peak 2mbit|peak applies to action remark only" "action remark ef peak 512kbit|is below rate" \
-	"action remark ef peak-burst 64k|peak-burst needs \"peak RATE\"" \
-	"action remark ef peak 2mbit peak-burst 1k|below 1500 bytes"; do
-	# shellcheck disable=SC2086 # the words of a rule
-	out=$(tb rule set dev "$DEV_R" default rate 1mbit ${words%%|*} 2>&1)
-	rc=$?
-	check "rule set ${words%%|*}: exit 2, says '${words#*|}' ($out)" \
-		bash -c "[ $rc = 2 ] && grep -qF -- '${words#*|}' <<<\"\$1\"" _ "$out"
-done
-check "the rules are unchanged" [ "$(tb -j rule list dev "$DEV_R")" = "$before" ]
+rule_refused "needs a DSCP" default rate 1mbit action remark
+rule_refused 'invalid DSCP "af14"' default rate 1mbit action remark af14
+rule_refused 'invalid DSCP "64"' default rate 1mbit action remark 64
+rule_refused 'invalid DSCP "rate"' default action remark rate 1mbit
+rule_refused "early applies to action drop and mark only" default rate 1mbit action remark ef early on
+rule_refused "peak applies to action remark only" default rate 1mbit peak 2mbit
+rule_refused "is below rate" default rate 1mbit action remark ef peak 512kbit
+rule_refused 'peak-burst needs "peak RATE"' default rate 1mbit action remark ef peak-burst 64k
+rule_refused "below 1500 bytes" default rate 1mbit action remark ef peak 2mbit peak-burst 1k
 tb detach dev "$DEV_R"
 summary

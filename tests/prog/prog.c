@@ -10,6 +10,14 @@ struct ruleset *rs;
 
 int xdp_fd, tc_fd;
 
+static int drop_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
 void map_clear(const struct bpf_map *map)
 {
 	int fd = bpf_map__fd(map), ncpus = libbpf_num_possible_cpus();
@@ -19,7 +27,13 @@ void map_clear(const struct bpf_map *map)
 	char *keys, *vals;
 	int err = 0;
 
-	if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+	if (type == BPF_MAP_TYPE_RINGBUF) {
+		struct ring_buffer *rb = ring_buffer__new(fd, drop_record, NULL, NULL);
+
+		if (!rb || ring_buffer__consume(rb) < 0)
+			err = errno ? errno : EIO;
+		ring_buffer__free(rb);
+	} else if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 		if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT)
 			err = errno;
 	} else if (type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY) {

@@ -543,7 +543,8 @@ static int attach_config(struct attach *at)
 	at->cfg = (struct tb_config){ .ifindex = at->ifindex, .mode = a->mode, .key = a->key, .max_addrs = max,
 				      .layout = TB_LAYOUT, .place = TB_PLACE_SIPHASH,
 				      .owed_shift = state_owed_shift(max), .table_shift = tb_table_shift(max),
-				      .ways = tb_table_ways(max), .tcx = at->tcx };
+				      .ways = tb_table_ways(max), .tcx = at->tcx, .event_rate = TB_EVENT_RATE_DEFAULT,
+				      .event_interval_ms = TB_EVENT_INTERVAL_MS_DEFAULT };
 	if (!keys_draw(&at->cfg))
 		return 0;
 keys:

@@ -30,6 +30,7 @@ static int run_save(const void *opts)
 	printf("# tbctl save dev %s: its attach options and rules, for tbctl -batch or tbctl apply\n", a->dev);
 	printf("attach dev %s mode %s key %s max-addrs %u%s\n", a->dev, mode_names[rs.cfg.mode],
 	       key_names[rs.cfg.key], rs.cfg.max_addrs, rs.cfg.own_fq ? " qdisc fq" : "");
+	printf("events set dev %s rate %u interval %ums\n", a->dev, rs.cfg.event_rate, rs.cfg.event_interval_ms);
 	if (ruleset_default(&rs) >= 0)
 		rule_save(stdout, a->dev, &rs.rules[ruleset_default(&rs)]);
 	for (int i = 0; i < TB_MAX_RULES; i++)
@@ -58,11 +59,12 @@ static int parse_apply(const char *cmd, int argc, char **argv, void *opts)
 	return 0;
 }
 
-/* The target: every "rule set" line for dev, each prefix once; an attach
- * line for dev must match how it is attached. Anything else is an error
- * naming its line. */
+/* The target: every "rule set" line for dev, each prefix once, and its
+ * events set line; an attach line for dev must match how it is attached.
+ * Anything else is an error naming its line. */
 struct target {
 	const char *dev;
+	struct cmd_line events; /* its opts NULL: no events set line */
 	struct tb_prefix p[TB_MAX_RULES];
 	struct rule_spec s[TB_MAX_RULES];
 	int line[TB_MAX_RULES];
@@ -106,6 +108,10 @@ static int target_line(struct cmd_line *l, int lineno, void *ctx)
 		err = 1;
 	} else if (l->cmd->flags & CMD_RULE_SET) {
 		err = target_add(t, l->opts, lineno);
+	} else if (l->cmd == &cmd_events_set) {
+		line_free(&t->events);
+		t->events = *l;
+		return 0;
 	}
 	line_free(l);
 	return err;
@@ -135,9 +141,12 @@ static int run_apply(const void *opts)
 	out.batch_line = 0;
 	if (!err) {
 		err = ruleset_apply(&rs, t.p, t.s, t.n);
+		if (!err && t.events.opts)
+			err = events_set_config(t.events.opts, &m);
 		if (err)
 			out_error("apply dev %s: update maps: %s", a->t.dev, strerror(-err));
 	}
+	line_free(&t.events);
 	maps_close(&m);
 	return err != 0 ? (err > 0 ? err : 1) : 0;
 }

@@ -15,6 +15,7 @@ static const struct command *const commands[] = {
 	&cmd_save, &cmd_apply,
 	&cmd_metrics, &cmd_exporter, &cmd_top,
 	&cmd_fleet_run, &cmd_fleet_show,
+	&cmd_events, &cmd_events_set,
 };
 #define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 
@@ -69,12 +70,14 @@ static int match_word(const char *word, const char *const *names, int n, const c
 
 /* Find the command argv names in the table; *used is how many words it
  * took. Names are one word ("show") or two ("rule set"); each word may be
- * shortened to a unique prefix among its siblings. */
+ * shortened to a unique prefix among its siblings. A word that is a
+ * command of its own as well ("events", "events set") takes a second
+ * word as its subcommand only when it is one in full. */
 static const struct command *find_command(int argc, char **argv, int *used)
 {
 	char firsts[N_COMMANDS][16], list[128] = "";
 	const char *words[N_COMMANDS + 1], *subwords[N_COMMANDS];
-	const struct command *subs[N_COMMANDS];
+	const struct command *subs[N_COMMANDS], *single = NULL;
 	int n = 0, nsub = 0, w, s;
 
 	for (int i = 0; i < N_COMMANDS; i++) {
@@ -104,11 +107,21 @@ static const struct command *find_command(int argc, char **argv, int *used)
 		if ((size_t)(sp ? sp - name : (long)strlen(name)) != strlen(words[w]) ||
 		    strncmp(name, words[w], strlen(words[w])))
 			continue;
-		if (!sp)
-			return commands[i];
+		if (!sp) {
+			single = commands[i];
+			continue;
+		}
 		subs[nsub] = commands[i];
 		subwords[nsub++] = sp + 1;
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", nsub > 1 ? ", " : "", sp + 1);
+	}
+	if (single) {
+		for (s = 0; s < nsub; s++)
+			if (argc >= 2 && !strcmp(argv[1], subwords[s])) {
+				*used = 2;
+				return subs[s];
+			}
+		return single;
 	}
 	if (argc < 2) {
 		out_error("%s: missing subcommand (%s)", words[w], list);

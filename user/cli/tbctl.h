@@ -153,5 +153,9 @@ extern const struct command cmd_show, cmd_stats, cmd_reset;
 extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
 extern const struct command cmd_fleet_run, cmd_fleet_show;
+extern const struct command cmd_events, cmd_events_set;
+/* An events set line's options (cmd_events_set) written into m's config,
+ * for apply, which holds the device's lock. 0 or -errno. */
+int events_set_config(const void *opts, const struct tb_maps *m);
 
 #endif

@@ -627,6 +627,13 @@ int state_read_config(const struct tb_maps *m, struct tb_config *cfg)
 	return bpf_map_lookup_elem(m->config, &zero, cfg) ? -errno : 0;
 }
 
+int state_write_config(const struct tb_maps *m, const struct tb_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
 int state_random(void *buf, size_t len)
 {
 	size_t got = 0;

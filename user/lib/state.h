@@ -127,4 +127,6 @@ int state_open_rules(const char *dev, struct tb_maps *m);
 int state_open_config(const char *dev, int *fd);
 int state_config_get(int fd, struct tb_config *cfg);
 int state_read_config(const struct tb_maps *m, struct tb_config *cfg);
+/* Write it back (the caller holds the device's lock). 0 or -errno. */
+int state_write_config(const struct tb_maps *m, const struct tb_config *cfg);
 #endif
