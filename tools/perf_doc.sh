@@ -119,7 +119,7 @@ jq -r '
 	"| floor (parse, clock, one hash lookup and write) | \(.micro.per_packet.floor_v4_ns) | \(.micro.per_packet.floor_v6_ns) |",
 	"| tbctl XDP, under the limit | \(.micro.per_packet.xdp_v4_pass_ns) | \(.micro.per_packet.xdp_v6_pass_ns) |",
 	"| tbctl XDP, over the limit | \(.micro.per_packet.xdp_v4_drop_ns) | \(.micro.per_packet.xdp_v6_drop_ns) |",
-	"| tbctl XDP, over the limit, events on (sampled out) | \(.micro.per_packet.xdp_v4_drop_events_ns // \"-\") | \(.micro.per_packet.xdp_v6_drop_events_ns // \"-\") |",
+	"| tbctl XDP, over the limit, events on (sampled out) | \(f(.micro.per_packet.xdp_v4_drop_events_ns)) | \(f(.micro.per_packet.xdp_v6_drop_events_ns)) |",
 	"| tbctl tc, under the limit | \(.micro.per_packet.tc_v4_pass_ns) | \(.micro.per_packet.tc_v6_pass_ns) |",
 	"| tbctl tc, over the limit | \(.micro.per_packet.tc_v4_drop_ns) | \(.micro.per_packet.tc_v6_drop_ns) |",
 	"| tbctl XDP, 10,000 rules installed | | \(.micro.per_packet.xdp_v6_pass_10k_rules_ns) |",

@@ -7,17 +7,17 @@
 # echoes, and leave the rules and the device exactly as they were; a batch
 # that fails must name its line. Then a shorter run through a sanitizer
 # build. FUZZ_SEED (TB_SEED by default), FUZZ_ARGV and FUZZ_BATCH set the
-# seed and the number of runs: a quarter of TB_FULL=1's, which runs every
+# seed and the number of runs: a sixth of TB_FULL=1's, which runs every
 # case, so that another seed each run tries other cases.
 . "$(dirname "$0")/lib.bash"
 setup
 
 SEED=${FUZZ_SEED:-$TB_SEED}
-if [[ ${TB_FULL:-0} == 1 ]]; then full=4; else full=1; fi
-NARGV=${FUZZ_ARGV:-$((500 * full))}
-NBATCH=${FUZZ_BATCH:-$((50 * full))}
-NASAN_ARGV=$((75 * full))
-NASAN_BATCH=$((15 * full))
+if [[ ${TB_FULL:-0} == 1 ]]; then full=6; else full=1; fi
+NARGV=${FUZZ_ARGV:-$((333 * full))}
+NBATCH=${FUZZ_BATCH:-$((33 * full))}
+NASAN_ARGV=$((50 * full))
+NASAN_BATCH=$((10 * full))
 RANDOM=$SEED
 
 check "attach" tb attach dev "$DEV_R" mode xdp
