@@ -27,6 +27,34 @@
  * which the verifier never looks at. */
 const volatile __u8 tb_xdp_frags = 0;
 
+/* The class rewrite a verdict asks for (tos.h): CE on TB_MARK, the DSCP
+ * on TB_REMARK. Global, so that the verifier checks it once rather than
+ * after every path of the policy, each of which reaches the hook's end in
+ * a state of its own. */
+__attribute__((noinline)) int tb_rewrite_xdp(struct xdp_md *ctx, int v, int dscp)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u16 delta;
+
+	if (v == TB_MARK)
+		return tb_ecn_set_ce(data, data_end, &delta);
+	return tb_dscp_set(data, data_end, dscp, &delta);
+}
+
+/* The same on tc, where an IPv6 receive checksum follows the change. */
+__attribute__((noinline)) int tb_rewrite_tc(struct __sk_buff *skb, int v, int dscp)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	__u16 delta;
+	int changed = v == TB_MARK ? tb_ecn_set_ce(data, data_end, &delta) : tb_dscp_set(data, data_end, dscp, &delta);
+
+	if (changed && delta)
+		bpf_csum_update(skb, delta);
+	return changed;
+}
+
 /* Cost is the frame as XDP sees it: Ethernet header and payload, no FCS.
  * Generic XDP also sees GRO and TSO aggregates whole, with no segment
  * count: one longer than the device's MTU allows is charged as the
@@ -40,17 +68,14 @@ int tb_xdp(struct xdp_md *ctx)
 	struct tb_pkt pkt = {};
 	__u64 depart = 0;
 	__u32 mtu = 0;
-	__u16 delta;
 	__u8 dscp;
 	int cls, v;
 
 	if (len > TB_STD_FRAME)
 		bpf_check_mtu(ctx, 0, &mtu, 0, 0);
 	v = tb_police(data, data_end, len, 0, mtu, 0, &pkt, &cls, &depart, &dscp);
-	if (v == TB_MARK)
-		tb_ecn_set_ce(data, data_end, &delta);
-	else if (v == TB_REMARK)
-		tb_dscp_set(data, data_end, dscp, &delta);
+	if (v == TB_MARK || v == TB_REMARK)
+		tb_rewrite_xdp(ctx, v, dscp);
 	return v == TB_DROP ? XDP_DROP : XDP_PASS;
 }
 
@@ -65,7 +90,6 @@ int tb_tc(struct __sk_buff *skb)
 	struct tb_pkt pkt = {};
 	int cls, v;
 	__u64 depart = 0;
-	__u16 delta;
 	__u8 dscp;
 
 	if (skb->data_end - skb->data < TB_PARSE_DEPTH && skb->len > skb->data_end - skb->data)
@@ -82,9 +106,8 @@ int tb_tc(struct __sk_buff *skb)
 	v = tb_police(data, data_end, skb->len, skb->gso_segs, 0, tb_egress, &pkt, &cls, &depart, &dscp);
 	if (v == TB_DROP)
 		return TC_ACT_SHOT;
-	if (((v == TB_MARK && tb_ecn_set_ce(data, data_end, &delta)) ||
-	     (v == TB_REMARK && tb_dscp_set(data, data_end, dscp, &delta))) && delta)
-		bpf_csum_update(skb, delta);
+	if (v == TB_MARK || v == TB_REMARK)
+		tb_rewrite_tc(skb, v, dscp);
 	if (depart > skb->tstamp)
 		skb->tstamp = depart;
 	/* Anything but TC_ACT_SHOT lets other classifiers on the hook run. */

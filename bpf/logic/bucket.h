@@ -288,8 +288,8 @@ static __always_inline __u64 tb_full_at(const struct tb_level *l, const struct t
 	return o + r->fill_ns >= o ? o + r->fill_ns : ~0ULL;
 }
 
-/* The same for a level with a peak bucket (peak: rate 0 for none): the
- * later of the two. */
+/* The same for a level with a peak bucket (peak: rate 0 for none, its
+ * other fields then unread): the later of the two. */
 static __always_inline __u64 tb_full_at_both(const struct tb_level *l, const struct tb_rate *r,
 					     const struct tb_rate *peak)
 {
@@ -322,7 +322,7 @@ static __always_inline void tb_restore(struct tb_level *l, __u64 full_at, __u64 
 	 * of the two instants at which each would be empty, so neither
 	 * holds more than its evicted one would. */
 	l->tokens = 0;
-	l->hold = peak->cap;
+	l->hold = peak->rate ? peak->cap : 0;
 	if (peak->rate && peak->fill_ns < fill)
 		fill = peak->fill_ns;
 	if (full_at == ~0ULL)

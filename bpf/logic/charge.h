@@ -35,7 +35,7 @@ struct tb_terms {
 	__u32 seq;              /* with tcp: the segment's sequence number, as sent */
 	__u8 tcp;               /* TB_TCP_* (hold.h); 0: not a TCP segment */
 	__u8 dscp;              /* action remark: the DSCP a packet over the limit gets */
-	struct tb_rate peak;    /* action remark: its peak rate; rate 0: none */
+	struct tb_rate peak;    /* action remark: its peak rate; rate 0: none (the rest then unset) */
 };
 
 /* Shape: the departure the bucket can pay for, if it is within the

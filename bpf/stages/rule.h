@@ -187,7 +187,11 @@ static __always_inline void tb_terms_of(const struct tb_rule *rule, __u64 len, _
 	t->cost = tb_units_of(rule, len, pkts) * TB_NANO;
 	t->action = rule->action;
 	t->dscp = rule->dscp;
-	t->peak = rule->peak;
+	/* The peak's terms only where there is one: its rate alone says. */
+	if (rule->peak.rate)
+		t->peak = rule->peak;
+	else
+		t->peak.rate = 0;
 	t->horizon_ns = rule->horizon_ns;
 	/* Credit admits without the lock, and so without a total's, a
 	 * fleet key's or a peak bucket's charge. */
