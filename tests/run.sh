@@ -64,18 +64,17 @@ for t in tests/e2e/*.sh; do
 done
 # Two lanes share the two cores, in two stages. First the unit and
 # program tests and the host's namespace suites, which judge rates, one
-# at a time, beside the VM stage and the crash runs, which judge no
-# timing. Then the other suites that judge no timing: the package's build
-# and the benchmark's smoke run (its numbers are not judged) beside the
-# upgrade's kill loops, the fuzz run, the error paths, the test of the
-# VM's runner and the package's checks, its build elsewhere. The
-# upgrade's older builds are made from the start, taking only the CPU
-# that the suites leave.
+# at a time, beside the VM stage and the test of the VM's runner. Then
+# the suites that judge no timing: the package's build, the benchmark's
+# smoke run (its numbers are not judged) and the error paths beside the
+# upgrade's kill loops, the fuzz run, the crash runs and the package's
+# checks, its build elsewhere. The upgrade's older builds are made from
+# the start, taking only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_store"
 	"$B/tests/test_prog")
-beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/crash.sh"; }
+beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/vm_runner.sh"; }
 # make deb (make test-full builds it first), under the lock package.sh
 # waits on.
 deb_build() {
@@ -89,8 +88,8 @@ deb_build() {
 deb_lane=deb_build
 [[ $TB_FULL == 1 ]] && deb_lane=
 no_timing() {
-	together "$deb_lane tests/e2e/bench_smoke.sh" \
-		"tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/errors.sh tests/e2e/vm_runner.sh tests/e2e/package.sh"
+	together "$deb_lane tests/e2e/bench_smoke.sh tests/e2e/errors.sh" \
+		"tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/crash.sh tests/e2e/package.sh"
 }
 
 export TB_OLDER_DIR=$B/older
