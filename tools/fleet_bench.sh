@@ -35,7 +35,7 @@ trap 'fleet_down && { [[ -n ${FLEET_BENCH_KEEP:-} ]] || rm -rf "$tmp"; }' EXIT
 
 R=500000; BURST=50000; SHARE=5000      # 4 Mbit/s, 100 ms of it, 40 kbit/s a host
 if [[ $SMOKE == 1 ]]; then
-	SEND_S=2; KEYS=(1024); SIM_S=2; SIM_HOSTS=8; SIM_SPLITS=(even)
+	SEND_S=3; KEYS=(1024); SIM_S=2; SIM_HOSTS=8; SIM_SPLITS=(even)
 else
 	SEND_S=6; KEYS=(10000 100000); SIM_S=8; SIM_HOSTS=64; SIM_SPLITS=(even 90-10 one)
 fi
