@@ -49,7 +49,7 @@ TBCTL   := $(BUILD)/tbctl
 UNIT    := $(BUILD)/tests/test_bucket $(BUILD)/tests/test_charge $(BUILD)/tests/test_parse $(BUILD)/tests/test_units \
 	   $(BUILD)/tests/test_heap $(BUILD)/tests/test_table $(BUILD)/tests/test_place $(BUILD)/tests/test_group \
 	   $(BUILD)/tests/test_match $(BUILD)/tests/test_fleet $(BUILD)/tests/test_hold $(BUILD)/tests/test_devkey \
-	   $(BUILD)/tests/test_event
+	   $(BUILD)/tests/test_event $(BUILD)/tests/test_ban
 # Against a redis-server it starts: a test of make test, not of make unit.
 STORE_TEST := $(BUILD)/tests/test_store
 PROG    := $(BUILD)/tests/test_prog

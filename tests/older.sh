@@ -8,7 +8,7 @@
 # alone starts it itself. "older.sh --list" prints LAYOUT:COMMIT a line.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OLDER=(13:086b20a 14:6a33b7a)
+OLDER=(14:6a33b7a 15:f101340)
 if [[ ${1:-} == --list ]]; then
 	printf '%s\n' "${OLDER[@]}"
 	exit 0

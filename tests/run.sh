@@ -40,6 +40,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/tcx.sh]=60
 	[tests/e2e/syn_icmp.sh]=45
 	[tests/e2e/remark.sh]=30
+	[tests/e2e/bans.sh]="45 90"
 	[tests/e2e/errors.sh]=60
 	[tests/e2e/exporter.sh]=180
 	[tests/e2e/exporter_crowd.sh]="80 150"
@@ -72,7 +73,7 @@ done
 # the start, taking only the CPU that the suites leave.
 units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
-	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_store"
+	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_ban" "$B/tests/test_store"
 	"$B/tests/test_prog")
 beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/vm_runner.sh"; }
 # make deb (make test-full builds it first), under the lock package.sh

@@ -55,6 +55,7 @@
 #include "logic/bucket.h"
 #include "lib/hook.h"
 #include "view/output.h"
+#include "lib/bans.h"
 #include "lib/match_text.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
@@ -219,6 +220,45 @@ static void events_on(struct ruleset *rs)
 		die("write config");
 }
 
+/* Bans by hand of 198.19.0.0/16 and 2001:db8:ffff::/48 (the benchmark's
+ * frames come from neither), or of its frames' own addresses. */
+static void bans_by_hand(struct ruleset *rs, int the_frames)
+{
+	const char *const words[2][2] = { { "198.19.0.0/16", "2001:db8:ffff::/48" }, { "198.18.0.1", "2001:db8::1" } };
+	struct banfile_entry e[2];
+	char err[200];
+
+	for (int i = 0; i < 2; i++)
+		if (ban_words(words[the_frames][i], NULL, 0, &e[i], err, sizeof(err)))
+			die(err);
+	if (bans_put(&rs->m, e, 2, true, now_ns()))
+		die("write the ban list");
+}
+
+/* What an operator of bans, events and SYN and ICMP matches has on a
+ * device that none of them hits: SYN and echo-request rules that ban,
+ * bans by hand elsewhere, events on; the default rule bans too where
+ * nothing is refused (a drop under it would ban the frames). */
+static void features_configured(struct ruleset *rs, __u64 rate, __u64 burst)
+{
+	struct rule_spec s = { .rate = rate, .burst = burst, .cost = TB_COST_BYTES, .ban_ms = 60000, .ban_after = 1 };
+	const struct match_words w[2] = { { .proto = "tcp", .flags = "syn" }, { .proto = "icmp", .type = "echo-request" } };
+	struct tb_prefix p;
+	char err[160];
+
+	for (int i = 0; i < 3; i++) {
+		if (i == 2 && rate < TB_RATE_MAX)
+			s.ban_ms = 0;
+		if (prefix_parse("default", &p, err, sizeof(err)) != PREFIX_OK ||
+		    (i < 2 && match_parse(&w[i], &p, err, sizeof(err))) || ruleset_set(rs, &p, &s) < 0) {
+			fprintf(stderr, "tbbench: rule %d: %s\n", i, err);
+			exit(1);
+		}
+	}
+	bans_by_hand(rs, 0);
+	events_on(rs);
+}
+
 /* tbctl's object, loaded as tbctl attaches it. */
 static struct tb *load_tb(void)
 {
@@ -281,13 +321,16 @@ static void per_packet(struct json_object *doc)
 	struct bench *b = bench__open_and_load();
 	struct tb *t = load_tb(), *td = load_tb(), *t10k = load_tb(), *t64 = load_tb();
 	struct tb *t1k = load_tb(), *td1k = load_tb(), *tde = load_tb();
+	struct tb *tf = load_tb(), *tdf = load_tb(), *tbh = load_tb(), *tbr = load_tb();
 	struct ruleset *rs = ruleset_of(t->obj), *rsd = ruleset_of(td->obj), *rs10k = ruleset_of(t10k->obj);
 	struct ruleset *rs64 = ruleset_of(t64->obj), *rs1k = ruleset_of(t1k->obj), *rsd1k = ruleset_of(td1k->obj);
-	struct ruleset *rsde = ruleset_of(tde->obj);
+	struct ruleset *rsde = ruleset_of(tde->obj), *rsf = ruleset_of(tf->obj), *rsdf = ruleset_of(tdf->obj);
+	struct ruleset *rsbh = ruleset_of(tbh->obj), *rsbr = ruleset_of(tbr->obj);
 	struct frame v4, v6;
 	struct json_object *o = json_object_new_object(), *q = json_object_new_object();
 	/* The last two for IPv6 alone. */
-	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_1K, XDP_DROP_1K, XDP_DROP_EVENTS, XDP_PASS_10K,
+	enum { FLOOR, XDP_PASS, XDP_DROP, TC_PASS, TC_DROP, XDP_PASS_1K, XDP_DROP_1K, XDP_DROP_EVENTS,
+	       XDP_PASS_FEATURES, XDP_DROP_FEATURES, XDP_BANNED_BY_HAND, XDP_BANNED_BY_RULE, XDP_PASS_10K,
 	       XDP_PASS_PER64, N };
 	struct timed p4[N - 2], p6[N], empty;
 
@@ -311,6 +354,22 @@ static void per_packet(struct json_object *doc)
 	set_rule(rsd1k, "default", 1, 1500);
 	matched_rules(rsd1k, 1, 1500);
 	set_group_rule(rs64, "::/0", TB_RATE_MAX, TB_BURST_MAX, 64);
+	/* Bans, events and matches configured, none hit: admitted, and
+	 * dropped over the default rule's rate. */
+	features_configured(rsf, TB_RATE_MAX, TB_BURST_MAX);
+	features_configured(rsdf, 1, 1500);
+	/* Dropped by a ban: by hand, and by a rule's, which the frames'
+	 * first refusal makes (the drop that makes it is timed too, once). */
+	set_rule(rsbh, "default", TB_RATE_MAX, TB_BURST_MAX);
+	bans_by_hand(rsbh, 1);
+	{
+		struct rule_spec s = { .rate = 1, .burst = 1500, .ban_ms = 30U * 86400 * 1000, .ban_after = 1 };
+		struct tb_prefix p;
+		char err[128];
+
+		if (prefix_parse("default", &p, err, sizeof(err)) != PREFIX_OK || ruleset_set(rsbr, &p, &s) < 0)
+			die("rule with a ban");
+	}
 	for (int fam = 0; fam < 2; fam++) {
 		struct timed *p = fam ? p6 : p4;
 		const struct frame *f = fam ? &v6 : &v4;
@@ -323,6 +382,10 @@ static void per_packet(struct json_object *doc)
 			[XDP_PASS_1K] = bpf_program__fd(t1k->progs.tb_xdp),
 			[XDP_DROP_1K] = bpf_program__fd(td1k->progs.tb_xdp),
 			[XDP_DROP_EVENTS] = bpf_program__fd(tde->progs.tb_xdp),
+			[XDP_PASS_FEATURES] = bpf_program__fd(tf->progs.tb_xdp),
+			[XDP_DROP_FEATURES] = bpf_program__fd(tdf->progs.tb_xdp),
+			[XDP_BANNED_BY_HAND] = bpf_program__fd(tbh->progs.tb_xdp),
+			[XDP_BANNED_BY_RULE] = bpf_program__fd(tbr->progs.tb_xdp),
 			[XDP_PASS_10K] = bpf_program__fd(t10k->progs.tb_xdp),
 			[XDP_PASS_PER64] = bpf_program__fd(t64->progs.tb_xdp),
 		};
@@ -348,11 +411,21 @@ static void per_packet(struct json_object *doc)
 	add_ns(o, "xdp_v4_drop_ns", p4[XDP_DROP].ns);
 	add_ns(o, "xdp_v4_drop_events_ns", p4[XDP_DROP_EVENTS].ns);
 	add_ns(o, "xdp_v6_drop_events_ns", p6[XDP_DROP_EVENTS].ns);
+	add_ns(o, "xdp_v4_pass_features_ns", p4[XDP_PASS_FEATURES].ns);
+	add_ns(o, "xdp_v4_drop_features_ns", p4[XDP_DROP_FEATURES].ns);
+	add_ns(o, "xdp_v4_banned_by_hand_ns", p4[XDP_BANNED_BY_HAND].ns);
+	add_ns(o, "xdp_v6_banned_by_hand_ns", p6[XDP_BANNED_BY_HAND].ns);
+	add_ns(o, "xdp_v4_banned_by_rule_ns", p4[XDP_BANNED_BY_RULE].ns);
+	add_ns(o, "xdp_v6_banned_by_rule_ns", p6[XDP_BANNED_BY_RULE].ns);
 	add_ns(o, "xdp_v6_drop_ns", p6[XDP_DROP].ns);
 	add_ns(o, "tc_v4_drop_ns", p4[TC_DROP].ns);
 	add_ns(o, "tc_v6_drop_ns", p6[TC_DROP].ns);
 	add_ns(q, "xdp_v4_drop_over_floor", ratio_of(&p4[XDP_DROP], &p4[FLOOR]));
 	add_ns(q, "xdp_v4_drop_events_over_drop", ratio_of(&p4[XDP_DROP_EVENTS], &p4[XDP_DROP]));
+	add_ns(q, "xdp_v4_pass_features_over_pass", ratio_of(&p4[XDP_PASS_FEATURES], &p4[XDP_PASS]));
+	add_ns(q, "xdp_v4_drop_features_over_drop", ratio_of(&p4[XDP_DROP_FEATURES], &p4[XDP_DROP]));
+	add_ns(q, "xdp_v4_banned_by_hand_over_drop", ratio_of(&p4[XDP_BANNED_BY_HAND], &p4[XDP_DROP]));
+	add_ns(q, "xdp_v4_banned_by_rule_over_drop", ratio_of(&p4[XDP_BANNED_BY_RULE], &p4[XDP_DROP]));
 	add_ns(q, "xdp_v4_pass_over_floor", ratio_of(&p4[XDP_PASS], &p4[FLOOR]));
 	add_ns(q, "xdp_v6_10k_rules_over_one", ratio_of(&p6[XDP_PASS_10K], &p6[XDP_PASS]));
 	add_ns(q, "xdp_v4_1k_matched_pass_over_floor", ratio_of(&p4[XDP_PASS_1K], &p4[FLOOR]));
@@ -366,6 +439,14 @@ static void per_packet(struct json_object *doc)
 	tb__destroy(t64);
 	tb__destroy(t1k);
 	tb__destroy(tde);
+	tb__destroy(tf);
+	tb__destroy(tdf);
+	tb__destroy(tbh);
+	tb__destroy(tbr);
+	free(rsf);
+	free(rsdf);
+	free(rsbh);
+	free(rsbr);
 	tb__destroy(td1k);
 	free(rs64);
 	free(rs1k);

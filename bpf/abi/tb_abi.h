@@ -148,7 +148,10 @@ struct tb_rule {
 	/* action remark: the DSCP (0..63) over-limit packets leave with. In
 	 * what was padding: no map changes shape. */
 	__u8 dscp;
-	__u8 pad[6];
+	/* ban: a key this rule refuses ban_after times within a second is
+	 * banned for ban_ms (ban_ms 0: never; logic/ban.h). */
+	__u16 ban_after;
+	__u32 ban_ms;
 	__u64 total_burst;  /* total's burst, units, as configured */
 	/* total: the rate of one more bucket, at .shared, that all of the
 	 * rule's addresses (or groups) are charged too (total.h); rate 0:
@@ -453,6 +456,19 @@ struct tb_config {
 	 * one a key every event_interval_ms. */
 	__u32 event_rate;
 	__u32 event_interval_ms;
+	/* Bans (stages/ban.h): which pair of manual lists is in force
+	 * (bans0_*, bans1_*: ban apply fills the other and flips this), the
+	 * prefixes in it per family (0: the lookup is skipped), and whether
+	 * some rule bans (0: refusals are not counted). ban_gen is bumped,
+	 * in a write of its own after the flip, by every change of the list
+	 * and every ban lifted: what the CPUs cached of the bans is then
+	 * stale. */
+	__u8 ban_side;
+	__u8 ban_rules;
+	__u16 pad4;
+	__u32 bans_v4;
+	__u32 bans_v6;
+	__u32 ban_gen;
 };
 
 enum tb_match_reads {
@@ -613,9 +629,9 @@ enum tb_take_over {
  * TB_FIXTURE_NEXT_LAYOUT builds a layout after this one, whose shared
  * buckets and global counters grew, for the upgrade test. */
 #ifdef TB_FIXTURE_NEXT_LAYOUT
-#define TB_LAYOUT 16
+#define TB_LAYOUT 17
 #else
-#define TB_LAYOUT 15
+#define TB_LAYOUT 16
 #endif
 
 /* What tbctl asks of tb_migrate (bpf/tb.bpf.c) once an upgrade's swap has
@@ -657,6 +673,7 @@ enum tb_event_why {
 	TB_WHY_TOTAL = 4,       /* over its rule's total */
 	TB_WHY_FLEET = 5,       /* refused by the fleet */
 	TB_WHY_UNKNOWN = 6,     /* its rule could not be known (a fragment, a header chain) */
+	TB_WHY_BAN = 7,         /* banned: by hand (rule 0), or by its rule's ban */
 };
 
 /* The events ring buffer's size: records of 48 bytes and their 8-byte
@@ -666,6 +683,44 @@ enum tb_event_why {
 #define TB_EVENT_INTERVAL_MS_DEFAULT 1000
 /* What a key's sampling slot is, of the 2^TB_EVENT_SLOTS_SHIFT (event.h). */
 #define TB_EVENT_SLOTS_SHIFT 12
+
+/* bans*_v4, bans*_v6 value: a prefix banned by hand (tbctl ban), until
+ * own_ns of bpf_ktime_get_ns() (TB_BAN_FOREVER: no end); added_ns is
+ * when, for ban list. The lookup finds the longest prefix only, so the
+ * datapath reads until_ns, which tbctl keeps at the latest end of the
+ * prefix's and of those around it. Two pairs of lists: the datapath reads the one
+ * tb_config.ban_side names, so ban apply replaces a list whole. */
+struct tb_ban {
+	__u64 until_ns;         /* the latest of own_ns and that of every prefix around it */
+	__u64 own_ns;
+	__u64 added_ns;
+};
+#define TB_BAN_FOREVER 0xffffffffffffffffULL
+/* Prefixes a manual list holds per family, at most. */
+#define TB_MAX_BANS (1U << 18)
+
+/* autobans value: a key its rule refuses, by tb_addr (the address, its
+ * group's or its class's key; a shared bucket's is TB_BAN_SHARED_KEY).
+ * The refusals of the second from window_ns, and the ban they made,
+ * until until_ns (0: none yet); rule is the rules[] slot + 1 that
+ * refused it. An LRU map of TB_AUTOBANS keys: when it is full, a new
+ * key takes the place of the one looked up least recently, whose ban
+ * (if it still had one) ends early; it is banned again at its next
+ * refusals, since its bucket still refuses it. */
+struct tb_autoban {
+	__u64 window_ns;
+	__u64 until_ns;
+	__u64 refusals;         /* 64-bit: the BPF target's compare-and-swap is */
+	__u32 rule;
+	__u32 pad;
+};
+#define TB_AUTOBANS (1U << 14)
+/* banfilter: per hash slot of keys (logic/ban.h, tb_ban_slot), the
+ * latest end of an automatic ban of a key hashed there; a key whose slot
+ * shows none ended is not banned, and the hash lookup is skipped. */
+#define TB_BANFILTER_SHIFT 16
+/* banfilter's last word: the latest end of any automatic ban. */
+#define TB_BANFILTER_ALL (1U << TB_BANFILTER_SHIFT)
 
 /* A map's key or value that is not there (a ring buffer's). */
 struct tb_nothing {
@@ -697,6 +752,9 @@ struct tb_nothing {
 				   "walked to its end, where a rule with a match could take them")         \
 	X(events_capped, "Decisions not logged to the events buffer: over its rate a second")             \
 	X(events_lost, "Decisions not logged to the events buffer: it was full (no reader kept up)")       \
+	X(banned_packets, "Packets of dropped_packets dropped by a ban, before any bucket was charged")     \
+	X(banned_bytes, "Bytes of dropped_bytes dropped by a ban")                                        \
+	X(bans_made, "Keys banned by their rule's ban (ban-after refusals within a second)")              \
 	TB_STATS_NEXT(X)
 #ifdef TB_FIXTURE_NEXT_LAYOUT
 #define TB_STATS_NEXT(X) X(fixture_next_packets, "A counter of the layout after this one (test fixture)")
@@ -753,6 +811,12 @@ struct tb_reset_req {
 	X(fleet, BPF_MAP_TYPE_HASH, struct tb_fleet_key, struct tb_fleet_entry, 1)  \
 	X(fleetstate, BPF_MAP_TYPE_ARRAY, __u32, struct tb_fleet_state, 0)         \
 	X(fragments, BPF_MAP_TYPE_LRU_HASH, struct tb_frag_key, __u64, 1)          \
-	X(events, BPF_MAP_TYPE_RINGBUF, struct tb_nothing, struct tb_nothing, 1)
+	X(events, BPF_MAP_TYPE_RINGBUF, struct tb_nothing, struct tb_nothing, 1)    \
+	X(bans0_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, struct tb_ban, 0)      \
+	X(bans0_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, struct tb_ban, 0)      \
+	X(bans1_v4, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v4, struct tb_ban, 0)      \
+	X(bans1_v6, BPF_MAP_TYPE_LPM_TRIE, struct tb_lpm_v6, struct tb_ban, 0)      \
+	X(autobans, BPF_MAP_TYPE_LRU_HASH, struct tb_addr, struct tb_autoban, 1)    \
+	X(banfilter, BPF_MAP_TYPE_ARRAY, __u32, __u64, 1)
 
 #endif

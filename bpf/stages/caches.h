@@ -108,7 +108,8 @@ static __always_inline int tb_deny_cached(const struct tb_denyslot *d, __u64 now
  * without that, eviction would refill a bucket behind the copy's back.
  * Shape never: a hook that delays departures does not tail drop; nor
  * remark, whose verdict needs the rule's DSCP, which the copy has no
- * room for (tb_denied_by_bound, which has the rule, decides it). The
+ * room for (tb_denied_by_bound, which has the rule, decides it); nor a
+ * rule that bans, whose refusals count only where the rule is known. The
  * bound is cleared first and written last, so a program that runs on
  * this CPU while this one is preempted mid-write (a test run may be)
  * finds a copy that denies nothing, never one that mixes two. */
@@ -116,7 +117,8 @@ static __always_inline void tb_deny_keep(struct tb_denyslot *d, const struct tb_
 					 const struct tb_addr *key, __u32 gen, __u64 e,
 					 const struct tb_rule *rule)
 {
-	if (!d || rule->action == TB_ACTION_SHAPE || rule->action == TB_ACTION_REMARK || !tb_owes(cfg))
+	if (!d || rule->action == TB_ACTION_SHAPE || rule->action == TB_ACTION_REMARK || rule->ban_ms ||
+	    !tb_owes(cfg))
 		return;
 	WRITE_ONCE(d->empty_ns, 0);
 	barrier();

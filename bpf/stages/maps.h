@@ -123,6 +123,65 @@ struct {
 	__type(value, __u64);
 } eventgate SEC(".maps");
 
+/* Bans (stages/ban.h). The manual lists: two pairs, of which the
+ * datapath reads the one tb_config.ban_side names. Not preallocated:
+ * a list holds what an operator put in it. */
+#define TB_BAN_LIST(name, lpm_key)                                                                     \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                                               \
+		__uint(max_entries, TB_MAX_BANS);                                                  \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__type(key, lpm_key);                                                                \
+		__type(value, struct tb_ban);                                                      \
+	} name SEC(".maps")
+TB_BAN_LIST(bans0_v4, struct tb_lpm_v4);
+TB_BAN_LIST(bans0_v6, struct tb_lpm_v6);
+TB_BAN_LIST(bans1_v4, struct tb_lpm_v4);
+TB_BAN_LIST(bans1_v6, struct tb_lpm_v6);
+
+/* Keys that rules refuse, and the bans their refusals made: bounded, and
+ * preallocated, so a flood of refused keys allocates nothing and takes
+ * the places looked up least recently (tb_abi.h, struct tb_autoban). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TB_AUTOBANS);
+	__type(key, struct tb_addr);
+	__type(value, struct tb_autoban);
+} autobans SEC(".maps");
+
+/* This CPU's latest answers of the bans per cache slot (tb_dropcache_slot),
+ * while tb_config.ban_gen + 1 is their gen: whether address addr is in
+ * the manual list in force (until hand_until; 0: not), and a rule's ban
+ * of key found (until rule_until, by rule + 1). So a repeat address costs
+ * the manual list a compare, not a trie lookup, and a banned key its
+ * drop without a hash lookup. A cache of this program's, never pinned. */
+struct tb_banslot {
+	struct tb_addr addr;
+	__u64 hand_until;
+	struct tb_addr key;
+	__u64 rule_until;
+	__u32 hand_gen;         /* 0: nothing cached */
+	__u32 rule_gen;
+	__u32 rule;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TB_DROPCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tb_banslot);
+} bancache SEC(".maps");
+
+/* Per hash slot of keys, the latest end of an automatic ban there, and
+ * at TB_BANFILTER_ALL, of any (logic/ban.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TB_BANFILTER_ALL + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} banfilter SEC(".maps");
+
 /* The agent's operations for tb_fleet_apply; never pinned: each agent
  * run loads its own copy of the program with it. */
 struct {

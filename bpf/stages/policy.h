@@ -11,6 +11,7 @@
 #include "stages/fleet.h"
 #include "stages/fragment.h"
 #include "stages/event.h"
+#include "stages/ban.h"
 #include "logic/counters.h"
 
 /* Set by tbctl before load: charge the destination address (egress caps
@@ -21,15 +22,23 @@ const volatile __u8 tb_key_dst = 0;
 const volatile __u8 tb_egress = 0;
 
 /* A shared bucket's charge: rule (slot id) is its, of scope shared. */
-static __always_inline int tb_shared_charge(struct tb_stats *st, const struct tb_rule *rule, __u32 id,
-					    struct tb_terms *t, __u64 now, __u64 len, __u32 pkts, __u64 *depart)
+static __always_inline int tb_shared_charge(struct tb_stats *st, const struct tb_config *cfg,
+					    const struct tb_rule *rule, __u32 id, struct tb_terms *t, __u64 now,
+					    __u64 len, __u32 pkts, __u64 *depart)
 {
-	__u32 slot = rule->shared;
+	__u32 slot = rule->shared, ban;
 	struct tb_shared *sh = bpf_map_lookup_elem(&shared, &slot);
+	struct tb_addr bk;
 	int out;
 
 	if (!sh)
 		return TB_PASS;
+	if (rule->ban_ms) {
+		tb_ban_shared_key(&bk, rule->shared);
+		ban = tb_banned(cfg, &bk, tb_dropcache_slot(&bk, cfg->slot_seed), now);
+		if (ban)
+			return tb_ban_drop(st, ban - 1, len, pkts);
+	}
 	tb_draw(t);
 	bpf_spin_lock(&sh->lock);
 	out = tb_account(&sh->b, t, now, len, pkts, depart);
@@ -231,14 +240,24 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
 	struct tb_seen s = { .gen = cfg->gen };
-	/* The caches' slot is the key's, which tb_regroup may have made
-	 * a group's, or a match rule's. */
-	__u64 r = tb_regroup_cached(cfg, key, cls, l4, s.gen, &s.p.h, &s.placed);
-	__u32 id = (__u32)r, ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
+	__u64 r;
+	__u32 id, ci;
 	int v;
 
+	/* A manual ban is of the address, whatever its rule. */
+	if ((cls == TB_CLASS_IPV4 ? cfg->bans_v4 : cfg->bans_v6) && tb_banned_by_hand(cfg, key, cls, now))
+		return tb_ban_drop(st, -1, len, pkts);
+	/* The caches' slot is the key's, which tb_regroup may have made
+	 * a group's, or a match rule's. */
+	r = tb_regroup_cached(cfg, key, cls, l4, s.gen, &s.p.h, &s.placed);
+	id = (__u32)r;
+	ci = r >> 32 & (TB_DROPCACHE_SLOTS - 1);
 	if (id == TB_RULE_UNSURE)
 		return TB_UNSURE;
+	/* A rule's ban is of the key it charges. */
+	v = tb_banned(cfg, key, ci, now);
+	if (v)
+		return tb_ban_drop(st, v - 1, len, pkts);
 	s.ci = ci;
 	s.d = bpf_map_lookup_elem(&denycache, &ci);
 	if (tb_deny_copied(s.d, key, s.gen)) {
@@ -280,7 +299,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 		}
 		tb_terms_of(s.rule, len, pkts, t);
 		if (s.rule->scope == TB_SCOPE_SHARED)
-			return tb_shared_charge(st, s.rule, id, t, now, len, pkts, depart);
+			return tb_shared_charge(st, cfg, s.rule, id, t, now, len, pkts, depart);
 	}
 	if (!tb_place_lock(cfg, &s.p))
 		return TB_PASS;
@@ -363,6 +382,12 @@ static __always_inline int tb_police(const void *data, const void *data_end, __u
 			st->headers_unknown_packets += segs;
 		v = tb_count(st, TB_OVER, TB_ACTION_DROP, len, segs, TB_CTX(TB_WHY_UNKNOWN, -1));
 	}
+	/* A refusal by a rule that bans counts towards its key's ban: over
+	 * its rate, its total or the fleet's, not the early signal's drop,
+	 * which comes before the bucket is empty. */
+	if ((v & TB_VERDICT_MASK) == TB_DROP && cfg->ban_rules && v >> TB_RULE_SHIFT &&
+	    tb_refusal_bans(v >> TB_WHY_SHIFT & 0xff))
+		tb_ban_refused(((__u64 *)&pkt->key)[0], ((__u64 *)&pkt->key)[1], (v >> TB_RULE_SHIFT) - 1, now);
 	if (v > TB_VERDICT_MASK && cfg->event_rate && tb_event_due(cfg, &pkt->key, now))
 		tb_event(((__u64 *)&pkt->key)[0], ((__u64 *)&pkt->key)[1], v, len | (__u64)segs << 32, now);
 	return v & TB_VERDICT_MASK;

@@ -21,7 +21,7 @@
 
 /* The value of the longest prefix holding address a (of class cls) in
  * the trie of its family, v4 or v6; 0: none. */
-static __always_inline __u32 *tb_lpm_lookup(void *v4, void *v6, const struct tb_addr *a, int cls)
+static __always_inline void *tb_lpm_lookup(void *v4, void *v6, const struct tb_addr *a, int cls)
 {
 	if (cls == TB_CLASS_IPV4) {
 		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = a->w[3] };

@@ -70,7 +70,7 @@ bad "another device's rule" 2 "line 2: rule set dev lo: this file applies to dev
 	"rule set dev $DEV_R default rate 1mbit" "rule set dev lo default rate 1mbit"
 bad "a prefix twice" 2 "line 3: rule set dev $DEV_R: 198.18.9.0/24 is set twice (line 2)" \
 	"# comment" "rule set dev $DEV_R 198.18.9.0/24 rate 1mbit" "rule set dev $DEV_R 198.18.9.0/24 rate 2mbit"
-bad "a rule del" 2 "line 1: apply takes rule set lines (and the device's attach line), not rule del" \
+bad "a rule del" 2 "line 1: apply takes rule set, events set and ban add lines (and the device's attach line), not rule del" \
 	"rule del dev $DEV_R 198.18.7.0/24"
 bad "a bad rate" 2 "line 2: rule set: invalid rate" \
 	"rule set dev $DEV_R 198.18.9.0/24 rate 1mbit" "rule set dev $DEV_R default rate 5furlongs"

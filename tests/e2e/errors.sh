@@ -217,7 +217,7 @@ check "batch of a directory: exit 1, read error at line 1 ($err)" \
 	bash -c "[ $? = 1 ] && grep -qF 'line 1: batch: read /tmp: Is a directory' <<<\"\$1\"" _ "$err"
 err=$(nsenter --net=/var/run/netns/$NS_R $TBCTL -batch - <&- 2>&1)
 check "batch from a closed stdin: a read error ($err)" grep -qF "batch: read standard input: Bad file descriptor" <<<"$err"
-check "-j help is JSON" bash -c "$TBCTL -j help | jq -e '.commands | length == 18' >/dev/null"
+check "-j help is JSON" bash -c "$TBCTL -j help | jq -e '.commands | length == 22' >/dev/null"
 
 # A batch naming 70 devices takes 70 locks (it used to hang on the 65th).
 for i in $(seq 1 70); do echo "link add d${i}x$ID type veth peer name e${i}x$ID"; done | ip -n "$NS_R" -batch -

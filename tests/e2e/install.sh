@@ -28,7 +28,7 @@ done
 root=$tmp/root/usr
 check "the installed binary runs: --version" "$root/usr/sbin/tbctl" --version
 check "the installed binary runs: -j help lists every command" \
-	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 18' >/dev/null"
+	bash -c "'$root/usr/sbin/tbctl' -j help | jq -e '.commands | length == 22' >/dev/null"
 
 man=$root/usr/share/man/man8/tbctl.8
 warnings=$(LC_ALL=C.UTF-8 groff -man -ww -z "$man" 2>&1)
@@ -91,12 +91,14 @@ check "tbctl <tab>: the commands" bash -c "[[ '$(complete_words 'tbctl ')' == *'
 check "tbctl ru<tab>: rule" [ "$(complete_words 'tbctl ru')" = rule ]
 check "tbctl rule <tab>: set del list" [ "$(complete_words 'tbctl rule ')" = "set del list" ]
 check "tbctl rule set dev x <tab>: its keywords" \
-	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport flags type rate burst cost action scope early horizon total total-burst fleet share share-burst peak peak-burst" ]
+	[ "$(complete_words 'tbctl rule set dev x ')" = "dev default proto dport sport flags type rate burst cost action scope early horizon total total-burst fleet share share-burst peak peak-burst ban ban-after" ]
 check "tbctl events set dev x <tab>: its keywords" [ "$(complete_words 'tbctl events set dev x ')" = "dev rate interval" ]
 check "tbctl events dev x <tab>: its keywords and kinds" \
-	[ "$(complete_words 'tbctl events dev x ')" = "set dev drop mark remark fleet count seconds" ]
+	[ "$(complete_words 'tbctl events dev x ')" = "set dev drop mark remark fleet ban count seconds" ]
 check "tbctl rule set dev x fleet <tab>: on off" [ "$(complete_words 'tbctl rule set dev x fleet ')" = "on off" ]
 check "tbctl fleet <tab>: run show" [ "$(complete_words 'tbctl fleet ')" = "run show" ]
+check "tbctl ban <tab>: add del list apply" [ "$(complete_words 'tbctl ban ')" = "add del list apply" ]
+check "tbctl ban add dev x <tab>: its keywords" [ "$(complete_words 'tbctl ban add dev x ')" = "dev for" ]
 check "tbctl fleet run dev x <tab>: its keywords" \
 	[ "$(complete_words 'tbctl fleet run dev x ')" = "dev store fleet host interval lease fallback" ]
 check "tbctl fleet run dev x fleet <tab>: a name, nothing offered" [ -z "$(complete_words 'tbctl fleet run dev x fleet ')" ]

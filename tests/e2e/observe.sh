@@ -74,7 +74,7 @@ check "stats: passed_packets equals the per-address sum ($sum)" [ "$(jq .passed_
 rows=$(tb -j show dev "$DEV_R" | jq length)
 check "stats: addresses tracked and buckets created match show's $rows rows" \
 	[ "$(jq '"\(.addresses_tracked) \(.buckets_created)"' <<<"$stats")" = "\"$rows $rows\"" ]
-check "stats: every counter present" [ "$(jq 'keys | length' <<<"$stats")" = 25 ]
+check "stats: every counter present" [ "$(jq 'keys | length' <<<"$stats")" = 28 ]
 check "status: max-addrs 4096" [ "$(tb -j status dev "$DEV_R" | jq '.[0].max_addrs')" = 4096 ]
 check "-p pretty-prints valid JSON" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -j -p rule list dev $DEV_R | jq -e 'length == 3' >/dev/null"
 check "rule list in tc's units" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL rule list dev $DEV_R | grep -qx '198.18.0.12/32 rate 2Kpps burst 32pkt cost packets action drop scope per-address early on'"

@@ -115,6 +115,8 @@ upgrade() {
 	}
 	check "layout $from attaches" told attach dev "$DEV_R" mode xdp
 	check "layout $from sets rules" old_rules
+	# Bans came with layout 16: one by hand, kept across the upgrade.
+	((from >= 16)) && check "layout $from bans a prefix" told ban add dev "$DEV_R" 198.18.77.0/24 for 1h
 	before=$(rules told)
 	check "layout $to refuses to read layout $from's pins, and says how to upgrade" \
 		bash -c "! nsenter --net=/var/run/netns/$NS_R $new rule list dev $DEV_R 2>$tmp/err && grep -q 'older tbctl build.*layout $from.*attach dev $DEV_R upgrades' $tmp/err"
@@ -142,6 +144,8 @@ upgrade() {
 	check "attach upgrades layout $from to $to under traffic (exit $code: $(cat "$tmp/upgrade"))" \
 		bash -c "[ $code = 0 ] && grep -q 'upgraded the pinned maps from layout $from to $to' $tmp/upgrade"
 	check "the rules are the same after the upgrade" [ "$(rules tnew)" = "$before" ]
+	((from >= 16)) && check "so is the ban" bash -c "nsenter --net=/var/run/netns/$NS_R $new ban list dev $DEV_R |
+		grep -q '^198.18.77.0/24 .* manual .* 3[0-9]\{3\}\.[0-9]\{3\}s$'"
 	check "the program on the device uses the pinned maps, and no pin is left aside" consistent
 	check "the upgraded device has owed[] and a healthy status" \
 		bash -c "[ -e $PINS/owed ] && nsenter --net=/var/run/netns/$NS_R $new -j status dev $DEV_R | jq -e '.[0].attached and .[0].prog_id > 0' >/dev/null"

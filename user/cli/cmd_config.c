@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "view/output.h"
+#include "lib/bans.h"
+#include "lib/clock.h"
 #include "lib/state.h"
 #include "cli/tbctl.h"
 #include "lib/units.h"
@@ -21,12 +23,18 @@ static int run_save(const void *opts)
 
 	if (open_attached_ro("save", a->dev, &m))
 		return 1;
+	struct ban *bans = NULL;
+	size_t nbans = 0;
+	__u64 now = now_ns();
+
 	err = ruleset_read(&rs, &m);
-	maps_close(&m);
-	if (err) {
+	if (!err && (err = bans_read(&m, now, &bans, &nbans)))
+		out_error("save dev %s: read the ban list: %s", a->dev, strerror(-err));
+	else if (err)
 		out_error("save dev %s: read rules: %s", a->dev, strerror(-err));
+	maps_close(&m);
+	if (err)
 		return 1;
-	}
 	printf("# tbctl save dev %s: its attach options and rules, for tbctl -batch or tbctl apply\n", a->dev);
 	printf("attach dev %s mode %s key %s max-addrs %u%s\n", a->dev, mode_names[rs.cfg.mode],
 	       key_names[rs.cfg.key], rs.cfg.max_addrs, rs.cfg.own_fq ? " qdisc fq" : "");
@@ -36,6 +44,17 @@ static int run_save(const void *opts)
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		if (rs.rules[i].in_use && i != ruleset_default(&rs))
 			rule_save(stdout, a->dev, &rs.rules[i]);
+	/* The manual bans, each for what is left of it (to the ms, rounded
+	 * up); the bans rules made are their rules' to make again. */
+	for (size_t i = 0; i < nbans; i++) {
+		char p[PREFIX_TEXT_MAX], left[32] = "";
+
+		prefix_format_short(&bans[i].p, p, sizeof(p));
+		if (bans[i].own_ns != TB_BAN_FOREVER)
+			format_duration((bans[i].own_ns - now + 999999) / 1000000 * 1000000, left, sizeof(left));
+		printf("ban add dev %s %s%s%s\n", a->dev, p, *left ? " for " : "", left);
+	}
+	free(bans);
 	return 0;
 }
 
@@ -59,12 +78,16 @@ static int parse_apply(const char *cmd, int argc, char **argv, void *opts)
 	return 0;
 }
 
-/* The target: every "rule set" line for dev, each prefix once, and its
- * events set line; an attach line for dev must match how it is attached.
- * Anything else is an error naming its line. */
+/* The target: every "rule set" line for dev, each prefix once, its
+ * events set line, and its ban add lines (added to the manual list, as
+ * ban add does: ban apply is what replaces the list); an attach line for
+ * dev must match how it is attached. Anything else is an error naming
+ * its line. */
 struct target {
 	const char *dev;
 	struct cmd_line events; /* its opts NULL: no events set line */
+	struct banfile_entry *bans;
+	size_t nbans;
 	struct tb_prefix p[TB_MAX_RULES];
 	struct rule_spec s[TB_MAX_RULES];
 	int line[TB_MAX_RULES];
@@ -99,7 +122,8 @@ static int target_line(struct cmd_line *l, int lineno, void *ctx)
 	int err = 0;
 
 	if (!(l->cmd->flags & CMD_SAVED)) {
-		out_error("apply takes rule set lines (and the device's attach line), not %s", l->cmd->name);
+		out_error("apply takes rule set, events set and ban add lines (and the device's attach line), not %s",
+			  l->cmd->name);
 		err = EXIT_USAGE;
 	} else if (strcmp(lt->dev, t->dev)) {
 		out_error("%s dev %s: this file applies to dev %s", l->cmd->name, lt->dev, t->dev);
@@ -112,6 +136,16 @@ static int target_line(struct cmd_line *l, int lineno, void *ctx)
 		line_free(&t->events);
 		t->events = *l;
 		return 0;
+	} else if (l->cmd == &cmd_ban_add) {
+		struct banfile_entry *g = realloc(t->bans, (t->nbans + 1) * sizeof(*g));
+
+		if (!g) {
+			out_error("%s", strerror(ENOMEM));
+			err = 1;
+		} else {
+			t->bans = g;
+			t->bans[t->nbans++] = *ban_add_entry(l->opts);
+		}
 	}
 	line_free(l);
 	return err;
@@ -143,10 +177,13 @@ static int run_apply(const void *opts)
 		err = ruleset_apply(&rs, t.p, t.s, t.n);
 		if (!err && t.events.opts)
 			err = events_set_config(t.events.opts, &m);
+		if (!err && t.nbans)
+			err = ban_add_lines(&m, t.bans, t.nbans);
 		if (err)
 			out_error("apply dev %s: update maps: %s", a->t.dev, strerror(-err));
 	}
 	line_free(&t.events);
+	free(t.bans);
 	maps_close(&m);
 	return err != 0 ? (err > 0 ? err : 1) : 0;
 }

@@ -176,7 +176,7 @@ static int run_events(const void *opts)
 
 const struct command cmd_events = {
 	.name = "events",
-	.usage = "dev DEV [drop|mark|remark|fleet ...] [count N] [seconds S]",
+	.usage = "dev DEV [drop|mark|remark|fleet|ban ...] [count N] [seconds S]",
 	.opts_size = sizeof(struct events_opts),
 	.parse = parse_events,
 	.run = run_events,

@@ -212,6 +212,32 @@ static int parse_match(const char *cmd, const struct kw *kws, struct tb_prefix *
 	return 0;
 }
 
+/* ban DURATION [ban-after N]: a key refused N times within a second is
+ * banned for DURATION; at most RULE_BAN_MAX, whose ms fit the rule's 32
+ * bits (a longer ban is a manual one's: ban add). */
+#define RULE_BAN_MAX_NS (30ULL * 86400 * 1000000000ULL)
+
+static int parse_ban(const struct kw *kws, struct rule_spec *s)
+{
+	const char *v = kw_get(kws, "ban"), *after = kw_get(kws, "ban-after");
+	char err[160];
+	__u64 ns;
+	__u32 n = 1;
+	int rc;
+
+	if (!v)
+		return after ? usage_error("rule set", "ban-after needs \"ban DURATION\"") : 0;
+	if (s->action != TB_ACTION_DROP)
+		return usage_error("rule set", "ban applies to action drop only: a ban drops what its rule refuses");
+	if (parse_duration(v, "ban", RULE_BAN_MAX_NS, &ns, err, sizeof(err)))
+		return usage_error("rule set", "%s (at most 30d; longer, or with no end: tbctl ban add)", err);
+	if (after && (rc = parse_count("rule set", "ban-after", after, 1, UINT16_MAX, &n)))
+		return rc;
+	s->ban_ms = ns / 1000000;
+	s->ban_after = n;
+	return 0;
+}
+
 static bool names_rule(const char *kw)
 {
 	return !strcmp(kw, "dev") || !strcmp(kw, "proto") || !strcmp(kw, "dport") || !strcmp(kw, "sport") ||
@@ -244,7 +270,7 @@ static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 	struct kw kws[] = { { "dev" }, { "proto" }, { "dport" }, { "sport" }, { "flags" }, { "type" }, { "rate" },
 			    { "burst" }, { "cost" },
 			    { "action" }, { "scope" }, { "early" }, { "horizon" }, { "total" }, { "total-burst" },
-			    { "fleet" }, { "share" }, { "share-burst" }, { "peak" }, { "peak-burst" }, { 0 } };
+			    { "fleet" }, { "share" }, { "share-burst" }, { "peak" }, { "peak-burst" }, { "ban" }, { "ban-after" }, { 0 } };
 	const char *prefix = NULL, *v;
 	struct rule_spec *s = &a->spec;
 	char err[160];
@@ -291,7 +317,7 @@ static int parse_rule_set(const char *cmd, int argc, char **argv, void *opts)
 	if (parse_rate(v, s->cost == TB_COST_PACKETS, &s->rate, err, sizeof(err)))
 		return usage_error("rule set", "%s", err);
 	if ((rc = parse_burst(kw_get(kws, "burst"), "burst", s, s->rate, &s->burst)) || (rc = parse_total(kws, s)) ||
-	    (rc = parse_peak(kws, s)))
+	    (rc = parse_peak(kws, s)) || (rc = parse_ban(kws, s)))
 		return rc;
 	return parse_fleet(kws, s);
 }
@@ -446,6 +472,7 @@ const struct command cmd_rule_set = {
 		 "[type TYPE]] {rate RATE [burst SIZE] [cost bytes|packets] "
 		 "[action drop|mark|monitor|shape|remark DSCP] [scope per-address|shared|per-/LEN] [early on|off] [horizon TIME] "
 		 "[peak RATE [peak-burst SIZE]] [total RATE [total-burst SIZE]] [fleet on|off [share RATE [share-burst SIZE]]] "
+		 "[ban DURATION [ban-after N]] "
 		 "| action pass}",
 	.opts_size = sizeof(struct rule_set_opts),
 	.parse = parse_rule_set,

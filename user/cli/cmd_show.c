@@ -248,6 +248,19 @@ static int show_rows(struct show *sh)
 	return err;
 }
 
+/* What bans dropped before any bucket saw it, under the table: what no
+ * row counts (stats has it too, and the bans themselves ban list). */
+static int print_banned(const struct tb_maps *m)
+{
+	struct tb_stats st;
+	int err = stats_sum(m, &st);
+
+	if (!err && (st.banned_packets || st.bans_made))
+		printf("# banned: %llu packets, %llu bytes, not counted above (ban list names the bans)\n",
+		       (unsigned long long)st.banned_packets, (unsigned long long)st.banned_bytes);
+	return err;
+}
+
 /* Without top or sort, rows go out in table order as they are read, so
  * a million addresses cost no more memory than ten; top N keeps N. */
 static int run_show(const void *opts)
@@ -293,6 +306,8 @@ static int run_show(const void *opts)
 		}
 		if (out.json)
 			out_json_end(&sh.js);
+		else if (!a->has_addr)
+			err = print_banned(&m);
 	}
 	maps_close(&m);
 	snapshot_end(&sh.sn);

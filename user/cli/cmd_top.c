@@ -201,7 +201,7 @@ static void rule_text(const struct frame *s, int id, char *buf, size_t len)
 }
 
 struct totals {
-	double passed_bps, passed_pps, dropped_bps, dropped_pps;
+	double passed_bps, passed_pps, dropped_bps, dropped_pps, banned_pps;
 };
 
 static struct totals totals_of(const struct frame *cur, const struct frame *prev)
@@ -215,6 +215,8 @@ static struct totals totals_of(const struct frame *cur, const struct frame *prev
 		(cur->st.c.passed_packets - p.passed_packets) / secs,
 		(cur->st.c.dropped_bytes - p.dropped_bytes) * 8 / secs,
 		(cur->st.c.dropped_packets - p.dropped_packets) / secs,
+		cur->st.banned_packets >= prev->st.banned_packets ?
+			(cur->st.banned_packets - prev->st.banned_packets) / secs : 0,
 	};
 }
 
@@ -226,8 +228,8 @@ static void print_text(const char *dev, const struct frame *s, const struct tota
 
 	rate_text(t->passed_bps, a, sizeof(a));
 	rate_text(t->dropped_bps, b, sizeof(b));
-	line("tbctl top dev %s: %zu addresses; passed %s %.0f pps; dropped %s %.0f pps; sort %s\n", dev, s->n,
-	     a, t->passed_pps, b, t->dropped_pps, col_names[sort_col]);
+	line("tbctl top dev %s: %zu addresses; passed %s %.0f pps; dropped %s %.0f pps (banned %.0f pps); sort %s\n",
+	     dev, s->n, a, t->passed_pps, b, t->dropped_pps, t->banned_pps, col_names[sort_col]);
 	line("%-40s %-20s %12s %10s %12s %10s %12s %6s\n", "ADDRESS", "RULE", "PASSED", "PPS", "DROPPED",
 	     "PPS", "TOKENS", "SHARE");
 	for (size_t i = 0; i < s->n && i < rows; i++) {
@@ -255,6 +257,7 @@ static void print_json(const char *dev, const struct frame *s, const struct tota
 	json_object_object_add(tot, "passed_packets_per_sec", json_object_new_double(t->passed_pps));
 	json_object_object_add(tot, "dropped_bits_per_sec", json_object_new_double(t->dropped_bps));
 	json_object_object_add(tot, "dropped_packets_per_sec", json_object_new_double(t->dropped_pps));
+	json_object_object_add(tot, "banned_packets_per_sec", json_object_new_double(t->banned_pps));
 	json_object_object_add(o, "totals", tot);
 	for (size_t i = 0; i < s->n && i < rows; i++) {
 		const struct top_row *r = &s->v[i];

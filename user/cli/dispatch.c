@@ -16,6 +16,7 @@ static const struct command *const commands[] = {
 	&cmd_metrics, &cmd_exporter, &cmd_top,
 	&cmd_fleet_run, &cmd_fleet_show,
 	&cmd_events, &cmd_events_set,
+	&cmd_ban_add, &cmd_ban_del, &cmd_ban_list, &cmd_ban_apply,
 };
 #define N_COMMANDS (int)(sizeof(commands) / sizeof(commands[0]))
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <net/if.h>
 #include "cli/caps.h"
+#include "lib/banfile.h"
 #include "lib/prefix.h"
 #include "lib/names.h"
 #include "lib/ruleset.h"
@@ -154,6 +155,12 @@ extern const struct command cmd_metrics, cmd_exporter, cmd_top;
 extern const struct command cmd_save, cmd_apply;
 extern const struct command cmd_fleet_run, cmd_fleet_show;
 extern const struct command cmd_events, cmd_events_set;
+extern const struct command cmd_ban_add, cmd_ban_del, cmd_ban_list, cmd_ban_apply;
+/* ban add lines' entries (struct banfile_entry) put into m's manual ban
+ * list, as of now: what apply does with a file's ban add lines. */
+int ban_add_lines(const struct tb_maps *m, const struct banfile_entry *e, size_t n);
+/* A ban add line's entry. */
+const struct banfile_entry *ban_add_entry(const void *opts);
 /* An events set line's options (cmd_events_set) written into m's config,
  * for apply, which holds the device's lock. 0 or -errno. */
 int events_set_config(const void *opts, const struct tb_maps *m);

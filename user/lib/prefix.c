@@ -153,6 +153,13 @@ void addr_format(const struct tb_addr *a, char *buf, size_t len)
 		inet_ntop(AF_INET6, a->w, buf, len);
 }
 
+void prefix_format_short(const struct tb_prefix *p, char *buf, size_t len)
+{
+	prefix_format(p, buf, len);
+	if (p->family && p->len == (p->family == 4 ? 32 : 128))
+		buf[strcspn(buf, "/")] = 0;
+}
+
 bool prefix_contains(const struct tb_prefix *p, const struct tb_addr *a)
 {
 	const __u8 *bytes;

@@ -29,6 +29,8 @@ int prefix_parse(const char *s, struct tb_prefix *p, char *err, size_t errlen);
 /* A single address (no length), for show addr. */
 int addr_parse(const char *s, struct tb_addr *a);
 bool prefix_equal(const struct tb_prefix *a, const struct tb_prefix *b);
+/* An address alone where the prefix is one (a /32 or /128). */
+void prefix_format_short(const struct tb_prefix *p, char *buf, size_t len);
 /* The prefix, then its match as rule set takes it ("proto udp dport 53"). */
 void prefix_format(const struct tb_prefix *p, char *buf, size_t len);
 /* Whether a is an IPv4 address (::ffff:a.b.c.d). */

@@ -123,7 +123,9 @@ static int sync_flags(struct ruleset *rs)
 			  TB_READS_PROTO | (rs->ndport ? TB_READS_DPORT : 0) | (rs->nsport ? TB_READS_SPORT : 0) |
 			  (rs->nflags ? TB_READS_FLAGS : 0);
 	cfg.l4_mask = tb_l4_mask(cfg.match_reads);
-	if (cfg.resolve_first == rs->cfg.resolve_first && cfg.match_reads == rs->cfg.match_reads)
+	cfg.ban_rules = rs->nbanning > 0;
+	if (cfg.resolve_first == rs->cfg.resolve_first && cfg.match_reads == rs->cfg.match_reads &&
+	    cfg.ban_rules == rs->cfg.ban_rules)
 		return 0;
 	if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
 		return -errno;
@@ -178,6 +180,7 @@ static void index_add(struct ruleset *rs, int id)
 	rs->next[id] = rs->head[h];
 	rs->head[h] = id + 1;
 	rs->ngrouped += rs->rules[id].scope == TB_SCOPE_GROUP;
+	rs->nbanning += !!rs->rules[id].ban_ms;
 	if (has_match(&rs->rules[id])) {
 		rs->nmatched++;
 		rs->ndport += !!(rs->rules[id].match.ports & (TB_MATCH_DPORT | TB_MATCH_TYPE));
@@ -204,6 +207,7 @@ static void index_del(struct ruleset *rs, int id)
 		}
 	rs->free_rules[rs->nfree_rules++] = id;
 	rs->ngrouped -= rs->rules[id].scope == TB_SCOPE_GROUP;
+	rs->nbanning -= !!rs->rules[id].ban_ms;
 	if (has_match(&rs->rules[id])) {
 		rs->nmatched--;
 		rs->ndport -= !!(rs->rules[id].match.ports & (TB_MATCH_DPORT | TB_MATCH_TYPE));
@@ -305,7 +309,7 @@ static int index_build(struct ruleset *rs, bool repair)
 
 	memset(rs->head, 0, sizeof(rs->head));
 	memset(rs->shared_refs, 0, sizeof(rs->shared_refs));
-	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = rs->nmatched = rs->ndport = rs->nsport = rs->nflags = 0;
+	rs->nfree_rules = rs->nfree_shared = rs->ngrouped = rs->nbanning = rs->nmatched = rs->ndport = rs->nsport = rs->nflags = 0;
 	memset(rs->class_rule, 0, sizeof(rs->class_rule));
 	for (int i = TB_MAX_RULES - 1; i >= 0; i--) {
 		if (!rs->rules[i].in_use)
@@ -396,6 +400,8 @@ int ruleset_set(struct ruleset *rs, const struct tb_prefix *p, const struct rule
 		.prefixlen = p->len,
 		.horizon_ns = s->horizon_ns,
 		.dscp = s->action == TB_ACTION_REMARK ? s->dscp : 0,
+		.ban_ms = s->ban_ms,
+		.ban_after = s->ban_ms ? s->ban_after : 0,
 		.match = p->m,
 	};
 
@@ -471,7 +477,8 @@ void rule_spec_of(const struct tb_rule *r, struct rule_spec *s)
 				 .cost = r->cost, .action = r->action, .scope = r->scope, .group_len = r->group_len,
 				 .early = r->r.early != 0, .total_rate = r->total.rate, .total_burst = r->total_burst,
 				 .fleet = r->fleet, .share_rate = r->share.rate, .share_burst = r->share_burst,
-				 .dscp = r->dscp, .peak_rate = r->peak.rate, .peak_burst = r->peak_burst };
+				 .dscp = r->dscp, .peak_rate = r->peak.rate, .peak_burst = r->peak_burst,
+				 .ban_ms = r->ban_ms, .ban_after = r->ban_after };
 }
 
 bool rule_spec_signals(const struct rule_spec *s)
@@ -494,7 +501,8 @@ static bool rule_is(const struct tb_rule *r, const struct rule_spec *s)
 	       (!s->share_rate || have.share_burst == s->share_burst) &&
 	       (s->action != TB_ACTION_SHAPE || have.horizon_ns == s->horizon_ns) &&
 	       (s->action != TB_ACTION_REMARK || have.dscp == s->dscp) && have.peak_rate == s->peak_rate &&
-	       (!s->peak_rate || have.peak_burst == s->peak_burst);
+	       (!s->peak_rate || have.peak_burst == s->peak_burst) && have.ban_ms == s->ban_ms &&
+	       (!s->ban_ms || have.ban_after == s->ban_after);
 }
 
 static int by_prefix_bytes(const void *x, const void *y)
@@ -578,11 +586,17 @@ int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const stru
 	return id;
 }
 
+void ruleset_key_address(const struct ruleset *rs, const struct tb_addr *key, int rule, struct tb_addr *a)
+{
+	*a = *key;
+	if (rule >= 0 && rule < TB_MAX_RULES && has_match(&rs->rules[rule]))
+		tb_class_unkey(a, tb_rule_class(&rs->rules[rule]), rs->cfg.place_key);
+}
+
 void ruleset_addr_format(const struct ruleset *rs, const struct tb_addr *key, int rule, char *buf, size_t len)
 {
-	struct tb_addr a = *key;
+	struct tb_addr a;
 
-	if (rule >= 0 && has_match(&rs->rules[rule]))
-		tb_class_unkey(&a, tb_rule_class(&rs->rules[rule]), rs->cfg.place_key);
+	ruleset_key_address(rs, key, rule, &a);
 	addr_format(&a, buf, len);
 }

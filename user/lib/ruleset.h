@@ -23,6 +23,7 @@ struct ruleset {
 	__u16 shared_refs[TB_MAX_RULES];                        /* in-use rules per shared[] slot */
 	int free_shared[TB_MAX_RULES], nfree_shared;
 	int ngrouped;           /* in-use per-/LEN rules */
+	int nbanning;           /* in-use rules with a ban */
 	/* In-use rules with a match, and of them those with ports. */
 	int nmatched, ndport, nsport, nflags;
 	int class_rule[TB_MAX_RULES];   /* shared[] slot: its in-use rule with a match + 1 */
@@ -51,6 +52,8 @@ struct rule_spec {
 	__u8 dscp;         /* action remark: what a packet over the limit is given */
 	__u64 peak_rate;   /* action remark: units/s over which a packet is dropped; 0: none */
 	__u64 peak_burst;  /* units */
+	__u32 ban_ms;      /* ban: how long a refused key is banned; 0: never */
+	__u16 ban_after;   /* refusals within a second that ban it */
 };
 
 void rule_prefix(const struct tb_rule *r, struct tb_prefix *p);
@@ -106,6 +109,9 @@ int ruleset_rule_of(const struct ruleset *rs, const struct tb_maps *m, const str
  * its group's under a per-/LEN rule. Returns a's rule's slot, or -1. */
 int ruleset_key_of(const struct ruleset *rs, const struct tb_maps *m, const struct tb_addr *a,
 		   struct tb_addr *key);
+/* Key as the address (or group key) it was made from under rule (-1:
+ * none), without a match rule's class. */
+void ruleset_key_address(const struct ruleset *rs, const struct tb_addr *key, int rule, struct tb_addr *a);
 /* A bucket's key as an operator reads it: its address (or group), with
  * the class of a rule with a match (match.h) taken off. */
 void ruleset_addr_format(const struct ruleset *rs, const struct tb_addr *key, int rule, char *buf, size_t len);

@@ -56,6 +56,14 @@ static const struct scale times[] = {
 	{ 0, 0 },
 };
 
+/* Ban durations: as long as bans are, in ms at the finest; a bare number
+ * is seconds, as ipset's timeout and fail2ban's bantime are. */
+static const struct scale durations[] = {
+	{ "", 1e9L }, { "s", 1e9L }, { "ms", 1e6L }, { "m", 60e9L }, { "min", 60e9L },
+	{ "h", 3600e9L }, { "d", 86400e9L },
+	{ 0, 0 },
+};
+
 static int parse_scaled(const char *s, const struct scale *table, const char *what,
 			__u64 max, __u64 *out, char *err, size_t errlen)
 {
@@ -113,6 +121,36 @@ int parse_size(const char *s, int packets, __u64 *units, char *err, size_t errle
 int parse_time(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen)
 {
 	return parse_scaled(s, times, what, max_ns, ns, err, errlen);
+}
+
+int parse_duration(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen)
+{
+	if (parse_scaled(s, durations, what, max_ns, ns, err, errlen))
+		return -1;
+	if (*ns % 1000000) {
+		snprintf(err, errlen, "%s \"%s\": a whole number of milliseconds", what, s);
+		return -1;
+	}
+	return 0;
+}
+
+void format_duration(__u64 ns, char *buf, size_t len)
+{
+	static const struct { const char *unit; __u64 ns; } units[] = {
+		{ "d", 86400000000000ULL }, { "h", 3600000000000ULL }, { "m", 60000000000ULL },
+		{ "s", 1000000000ULL },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ns >= units[i].ns && ns % units[i].ns == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].unit);
+			return;
+		}
+	ns = (ns + 999999) / 1000000;
+	if (ns >= 1000)
+		snprintf(buf, len, "%llu.%03llus", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+	else
+		snprintf(buf, len, "%llums", (unsigned long long)ns);
 }
 
 void format_time(__u64 ns, char *buf, size_t len)

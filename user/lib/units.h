@@ -15,6 +15,12 @@ int parse_size(const char *s, int packets, __u64 *units, char *err, size_t errle
  * max_ns; what names the keyword in errors. */
 int parse_time(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen);
 void format_time(__u64 ns, char *buf, size_t len);
+/* A ban's duration (ms, s, m or min, h, d; a bare number is seconds),
+ * in whole ms, in ns, at most max_ns. */
+int parse_duration(const char *s, const char *what, __u64 max_ns, __u64 *ns, char *err, size_t errlen);
+/* The largest unit that keeps it exact; else seconds to the ms (or ms),
+ * rounded up. */
+void format_duration(__u64 ns, char *buf, size_t len);
 /* tc's style: "10Mbit", "1500bit", "64Kb", "1Mb", "1500b"; "10kpps", "16pkt". */
 void format_rate(__u64 per_sec, int packets, char *buf, size_t len);
 void format_size(__u64 units, int packets, char *buf, size_t len);

@@ -5,12 +5,13 @@
 #include "view/event_text.h"
 #include "view/output.h"
 
-static const char *const kind_names[] = { "drop", "mark", "remark", "fleet" };
+static const char *const kind_names[] = { "drop", "mark", "remark", "fleet", "ban" };
 static const char *const verdict_names[] = { [TB_EVENT_DROP] = "drop", [TB_EVENT_MARK] = "mark",
 					     [TB_EVENT_REMARK] = "remark" };
 static const char *const why_names[] = { [TB_WHY_RATE] = "rate",   [TB_WHY_EARLY] = "early",
 					 [TB_WHY_PEAK] = "peak",   [TB_WHY_TOTAL] = "total",
-					 [TB_WHY_FLEET] = "fleet", [TB_WHY_UNKNOWN] = "unknown" };
+					 [TB_WHY_FLEET] = "fleet", [TB_WHY_UNKNOWN] = "unknown",
+					 [TB_WHY_BAN] = "ban" };
 
 #define NAME_OF(names, i) ((i) < sizeof(names) / sizeof(names[0]) && names[i] ? names[i] : "?")
 
@@ -36,7 +37,7 @@ unsigned int event_kind(const struct tb_event *e)
 	unsigned int k = e->verdict == TB_EVENT_DROP ? EVENT_KIND_DROP :
 			 e->verdict == TB_EVENT_MARK ? EVENT_KIND_MARK : EVENT_KIND_REMARK;
 
-	return k | (e->why == TB_WHY_FLEET ? EVENT_KIND_FLEET : 0);
+	return k | (e->why == TB_WHY_FLEET ? EVENT_KIND_FLEET : 0) | (e->why == TB_WHY_BAN ? EVENT_KIND_BAN : 0);
 }
 
 /* The record's time on the wall clock, as ISO 8601 in UTC. */

@@ -13,6 +13,7 @@ enum event_kind {
 	EVENT_KIND_MARK = 2,    /* ECN CE */
 	EVENT_KIND_REMARK = 4,  /* DSCP */
 	EVENT_KIND_FLEET = 8,   /* refused by the fleet */
+	EVENT_KIND_BAN = 16,    /* dropped by a ban */
 };
 
 /* The wall clock at one monotonic instant, to date the records by. */
@@ -22,7 +23,7 @@ struct event_clock {
 };
 
 void event_clock_start(struct event_clock *c);
-/* The kind a word names ("drop", "mark", "remark", "fleet"), or 0. */
+/* The kind a word names ("drop", "mark", "remark", "fleet", "ban"), or 0. */
 int event_kind_parse(const char *word);
 /* The kinds record e is of. */
 unsigned int event_kind(const struct tb_event *e);

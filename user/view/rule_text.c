@@ -59,6 +59,10 @@ void rule_words(FILE *f, const struct tb_rule *r, bool exact)
 		rate_words(r->peak.rate, r->peak_burst, pk, exact, rate, burst, sizeof(rate));
 		fprintf(f, " peak %s peak-burst %s", rate, burst);
 	}
+	if (r->ban_ms) {
+		format_duration((__u64)r->ban_ms * 1000000, horizon, sizeof(horizon));
+		fprintf(f, " ban %s ban-after %u", horizon, r->ban_after ? r->ban_after : 1);
+	}
 }
 
 void rule_json(const struct tb_rule *r, struct json_object *arr)
@@ -111,6 +115,10 @@ void rule_json(const struct tb_rule *r, struct json_object *arr)
 		json_add_u64(o, "dscp", r->dscp);
 		dscp_format(r->dscp, buf, sizeof(buf));
 		json_add_str(o, "dscp_name", buf);
+	}
+	if (r->ban_ms) {
+		json_add_u64(o, "ban_ms", r->ban_ms);
+		json_add_u64(o, "ban_after", r->ban_after ? r->ban_after : 1);
 	}
 	if (r->peak.rate) {
 		json_add_u64(o, pk ? "peak_rate_packets_per_sec" : "peak_rate_bytes_per_sec", r->peak.rate);
