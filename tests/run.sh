@@ -60,7 +60,7 @@ vm_stage() {
 }
 host=()
 for t in tests/e2e/*.sh; do
-	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh | errors.sh) continue ;; esac
+	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh | errors.sh | bans.sh) continue ;; esac
 	[[ -e $t ]] && host+=("$t")
 done
 # Two lanes share the two cores, in two stages. First the unit and
@@ -68,10 +68,11 @@ done
 # at a time, beside the VM stage and the test of the VM's runner. Then
 # the suites that judge no timing: the package's build, the benchmark's
 # smoke run (its numbers are not judged) and the error paths beside the
-# upgrade's kill loops, the fuzz run, the crash runs and the package's
-# checks, its build elsewhere. The upgrade's older builds are made from
+# upgrade's kill loops, the fuzz run, the crash runs, the package's
+# checks (its build elsewhere), the bans (upper bounds and a ban's end by
+# the clock only: the load beside them moves neither) and the layering. The upgrade's older builds are made from
 # the start, taking only the CPU that the suites leave.
-units=(tests/layering.sh "$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
+units=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/tests/test_units"
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_ban" "$B/tests/test_store"
 	"$B/tests/test_prog")
@@ -90,7 +91,7 @@ deb_lane=deb_build
 [[ $TB_FULL == 1 ]] && deb_lane=
 no_timing() {
 	together "$deb_lane tests/e2e/bench_smoke.sh tests/e2e/errors.sh" \
-		"tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/crash.sh tests/e2e/package.sh"
+		"tests/e2e/upgrade.sh tests/e2e/fuzz.sh tests/e2e/crash.sh tests/e2e/package.sh tests/e2e/bans.sh tests/layering.sh"
 }
 
 export TB_OLDER_DIR=$B/older

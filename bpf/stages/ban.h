@@ -10,26 +10,44 @@
 #include "stages/rule.h"
 #include "logic/ban.h"
 
-/* The end of the manual ban in force of address k0:k1 (of class cls)
- * at its longest prefix; 0: none. Global, so that the verifier checks
- * the lookups once; called only where the list holds a prefix of the
- * family, and this CPU's cache has no answer. */
-__attribute__((noinline)) __u64 tb_ban_list_end(__u64 k0, __u64 k1, int cls)
-{
-	__u32 zero = 0;
-	struct tb_config *cfg = bpf_map_lookup_elem(&config, &zero);
-	struct tb_addr a;
-	struct tb_ban *b;
+/* The end of the manual ban of an address at its longest prefix in one
+ * trie of the list (0: none): a global function a trie, so that the
+ * verifier checks each lookup once and no lookup is reached by two maps
+ * (clang merges lookups of one shape into one call, which the verifier
+ * then cannot make a direct call of the map's own). Called only where the
+ * list in force holds a prefix of the family, and this CPU's cache has no
+ * answer. An IPv4 address is w[3], the upper half of k1. */
+#define TB_BAN_END_V4(name, trie)                                                                  \
+	__attribute__((noinline)) __u64 name(__u64 k1)                                             \
+	{                                                                                          \
+		struct tb_lpm_v4 k = { .prefixlen = 32, .addr = k1 >> 32 };                        \
+		struct tb_ban *b = bpf_map_lookup_elem(&trie, &k);                                 \
+                                                                                                   \
+		return b ? READ_ONCE(b->until_ns) : 0;                                             \
+	}
+#define TB_BAN_END_V6(name, trie)                                                                  \
+	__attribute__((noinline)) __u64 name(__u64 k0, __u64 k1)                                   \
+	{                                                                                          \
+		struct tb_lpm_v6 k = { .prefixlen = 128 };                                         \
+		struct tb_ban *b;                                                                  \
+                                                                                                   \
+		__builtin_memcpy(&k.addr[0], &k0, 8);                                              \
+		__builtin_memcpy(&k.addr[2], &k1, 8);                                              \
+		b = bpf_map_lookup_elem(&trie, &k);                                                \
+		return b ? READ_ONCE(b->until_ns) : 0;                                             \
+	}
+TB_BAN_END_V4(tb_ban_end0_v4, bans0_v4)
+TB_BAN_END_V4(tb_ban_end1_v4, bans1_v4)
+TB_BAN_END_V6(tb_ban_end0_v6, bans0_v6)
+TB_BAN_END_V6(tb_ban_end1_v6, bans1_v6)
 
-	if (!cfg)
-		return 0;
-	((__u64 *)&a)[0] = k0;
-	((__u64 *)&a)[1] = k1;
-	if (READ_ONCE(cfg->ban_side))
-		b = tb_lpm_lookup(&bans1_v4, &bans1_v6, &a, cls);
-	else
-		b = tb_lpm_lookup(&bans0_v4, &bans0_v6, &a, cls);
-	return b ? READ_ONCE(b->until_ns) : 0;
+/* The end of the manual ban of address k0:k1 (of class cls) in the list
+ * side names. */
+static __always_inline __u64 tb_ban_list_end(__u8 side, __u64 k0, __u64 k1, int cls)
+{
+	if (cls == TB_CLASS_IPV4)
+		return side ? tb_ban_end1_v4(k1) : tb_ban_end0_v4(k1);
+	return side ? tb_ban_end1_v6(k0, k1) : tb_ban_end0_v6(k0, k1);
 }
 
 /* Whether address a (of class cls) is banned by hand at now: this CPU's
@@ -51,7 +69,7 @@ static __always_inline int tb_banned_by_hand(const struct tb_config *cfg, const 
 		return 0;
 	if (c->hand_gen == gen && tb_key_is(&c->addr, a))
 		return tb_ban_holds(c->hand_until, now);
-	until = tb_ban_list_end(k[0], k[1], cls);
+	until = tb_ban_list_end(READ_ONCE(cfg->ban_side), k[0], k[1], cls);
 	WRITE_ONCE(c->hand_gen, 0);
 	barrier();
 	c->addr = *a;

@@ -27,14 +27,18 @@ check "events: each says drop, over its rule's rate (or early), the rule and the
 		(.rule == "default" or .rule == "198.18.0.11/32" or .rule == "198.18.0.12/32"))' "$tmp/events" >/dev/null
 check "events: nothing lost or held back at this rate" [ "$(jq -s 'map(select(has("lost"))) | length' "$tmp/events")" = 0 ]
 # A rate of 3 a second and no interval: the rest is held back, and said.
+# The reader skips what came before it began, so the flood (2 s) starts
+# after it has had time to: it sees the records of at least one whole
+# second, and of at most four seconds' caps.
 check "events set rate 3 interval 0" tb events set dev "$DEV_R" rate 3 interval 0
-tb -j events dev "$DEV_R" seconds 2 >"$tmp/capped" &
+tb -j events dev "$DEV_R" seconds 3 >"$tmp/capped" &
 reader=$!
-in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$DST4" --seconds 1 >/dev/null
+sleep 0.5
+in_s "$TBGEN" send --src "${SRC4[0]}" --dst "$DST4" --seconds 2 >/dev/null
 wait "$reader"
 n=$(jq -s 'map(select(has("verdict"))) | length' "$tmp/capped")
 capped=$(jq -s 'map(.capped // 0) | add' "$tmp/capped")
-check "events: $n records in 2 seconds at 3 a second" [ "$n" -ge 3 -a "$n" -le 9 ]
+check "events: $n records in 3 seconds at 3 a second" [ "$n" -ge 3 -a "$n" -le 12 ]
 check "events: and says what it held back ($capped, as stats counts: $(tb -j stats dev "$DEV_R" | jq .events_capped))" \
 	[ "$capped" -gt 100 -a "$capped" -le "$(tb -j stats dev "$DEV_R" | jq .events_capped)" ]
 for words in "events set dev $DEV_R|nothing to set" "events set dev $DEV_R interval 1500us|whole number of milliseconds" \

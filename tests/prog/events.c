@@ -6,32 +6,6 @@
 #include "prog.h"
 #include "logic/event_gate.h"
 
-struct seen {
-	struct tb_event e[8192];
-	int n;
-};
-
-static int keep(void *ctx, void *data, size_t size)
-{
-	struct seen *s = ctx;
-
-	if (size == sizeof(struct tb_event) && s->n < 8192)
-		memcpy(&s->e[s->n++], data, size);
-	return 0;
-}
-
-/* Every record the buffer holds, taken out. */
-static struct seen *records(void)
-{
-	static struct seen s;
-	struct ring_buffer *rb = ring_buffer__new(rs->m.events, keep, &s, NULL);
-
-	s.n = 0;
-	CHECK(rb && ring_buffer__consume(rb) >= 0, "read the events buffer");
-	ring_buffer__free(rb);
-	return &s;
-}
-
 /* Frame f run n times in one BPF_PROG_TEST_RUN (the emulated VM takes
  * milliseconds a call); the last run's verdict. */
 static __u32 run_times(int fd, const struct frame *f, __u32 n)

@@ -113,6 +113,14 @@ int has_bucket(const char *addr);
 
 struct tb_stats totals(void);
 
+/* The events ring buffer's records, taken out (at most 8192). */
+struct seen {
+	struct tb_event e[8192];
+	int n;
+};
+
+struct seen *records(void);
+
 /* Send n frames, return how many the program passed. */
 int pass_count(int fd, const struct frame *f, int n, __u32 pass);
 

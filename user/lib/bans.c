@@ -94,7 +94,8 @@ int bans_read(const struct tb_maps *m, __u64 now, struct ban **out, size_t *n)
 		*n = 0;
 		return err;
 	}
-	qsort(*out, *n, sizeof(**out), by_prefix);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_prefix);
 	return 0;
 }
 
@@ -186,7 +187,8 @@ int bans_write(const struct tb_maps *m, struct ban *v, size_t n)
 		return err;
 	side = !cfg.ban_side;
 	side_fds(m, side, fd);
-	qsort(v, n, sizeof(*v), by_prefix);
+	if (n)
+		qsort(v, n, sizeof(*v), by_prefix);
 	/* The side not in force was in force before the last write: a packet
 	 * that read it then was done long before this command began. */
 	if ((err = trie_clear(fd[0])) || (err = trie_clear(fd[1])) || (err = tries_fill(fd, v, n)))
