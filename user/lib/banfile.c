@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/banfile.h"
+#include "lib/grow.h"
 #include "lib/units.h"
 
 #define BANFILE_LINE_MAX 512
@@ -81,14 +82,9 @@ int banfile_read(FILE *f, struct banfile_entry **out, size_t *n, char *err, size
 			snprintf(err, errlen, "line %d: too many words (PREFIX [DURATION | timeout SECONDS])", lineno);
 			goto bad;
 		}
-		if (*n == cap) {
-			struct banfile_entry *g = realloc(*out, (cap = cap ? cap * 2 : 256) * sizeof(**out));
-
-			if (!g) {
-				snprintf(err, errlen, "%s", strerror(ENOMEM));
-				goto bad;
-			}
-			*out = g;
+		if (GROW(*out, *n, cap, 256)) {
+			snprintf(err, errlen, "%s", strerror(ENOMEM));
+			goto bad;
 		}
 		if (ban_words(w[0], (const char *const *)w + 1, nw - 1, &(*out)[*n], why, sizeof(why))) {
 			snprintf(err, errlen, "line %d: %s", lineno, why);

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include "logic/ban.h"
 #include "lib/bans.h"
+#include "lib/grow.h"
 #include "lib/ruleset.h"
 
 /* The manual list's tries of side (0 or 1), v4 and v6. */
@@ -45,15 +46,8 @@ static int take_entry(const void *key, int v6, const struct tb_ban *b, __u64 now
 
 	if (!tb_ban_holds(b->own_ns, now))
 		return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct ban *g = realloc(*v, c * sizeof(**v));
-
-		if (!g)
-			return -ENOMEM;
-		*v = g;
-		*cap = c;
-	}
+	if (GROW(*v, *n, *cap, 64))
+		return -ENOMEM;
 	e = &(*v)[(*n)++];
 	memset(e, 0, sizeof(*e));
 	e->p.family = v6 ? 6 : 4;
@@ -131,29 +125,21 @@ static int trie_clear(int fd)
 static int tries_fill(const int fd[2], const struct ban *v, size_t n)
 {
 	size_t *stack = malloc((n ? n : 1) * sizeof(*stack)), depth = 0;
-	int err = stack ? 0 : -ENOMEM;
+	__u64 *end = malloc((n ? n : 1) * sizeof(*end));
+	int err = stack && end ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < n && !err; i++) {
-		struct tb_ban b = { .own_ns = v[i].own_ns, .until_ns = v[i].own_ns, .added_ns = v[i].added_ns };
 		struct tb_lpm_v4 k4 = { .prefixlen = v[i].p.len };
 		struct tb_lpm_v6 k6 = { .prefixlen = v[i].p.len };
 		int v6 = v[i].p.family == 6;
+		struct tb_ban b;
 
 		while (depth && !prefix_covers(&v[stack[depth - 1]].p, &v[i].p))
 			depth--;
-		if (depth) {
-			struct tb_ban outer;
-			struct tb_lpm_v6 ok = { .prefixlen = v[stack[depth - 1]].p.len };
-			struct tb_lpm_v4 ok4 = { .prefixlen = ok.prefixlen };
-
-			memcpy(v6 ? (void *)ok.addr : (void *)&ok4.addr, v[stack[depth - 1]].p.addr, v6 ? 16 : 4);
-			if (bpf_map_lookup_elem(fd[v6], v6 ? (void *)&ok : (void *)&ok4, &outer)) {
-				err = -errno;
-				break;
-			}
-			if (outer.until_ns > b.until_ns)
-				b.until_ns = outer.until_ns;
-		}
+		end[i] = v[i].own_ns;
+		if (depth && end[stack[depth - 1]] > end[i])
+			end[i] = end[stack[depth - 1]];
+		b = (struct tb_ban){ .until_ns = end[i], .own_ns = v[i].own_ns, .added_ns = v[i].added_ns };
 		memcpy(&k4.addr, v[i].p.addr, 4);
 		memcpy(k6.addr, v[i].p.addr, 16);
 		if (bpf_map_update_elem(fd[v6], v6 ? (void *)&k6 : (void *)&k4, &b, BPF_ANY))
@@ -161,6 +147,7 @@ static int tries_fill(const int fd[2], const struct ban *v, size_t n)
 		stack[depth++] = i;
 	}
 	free(stack);
+	free(end);
 	return err;
 }
 
@@ -268,15 +255,8 @@ int autobans_read(const struct tb_maps *m, __u64 now, struct autoban **out, size
 		key = next;
 		if (bpf_map_lookup_elem(m->autobans, &key, &a) || !holds(&a, now))
 			continue;
-		if (*n == cap) {
-			struct autoban *g = realloc(*out, (cap = cap ? cap * 2 : 64) * sizeof(**out));
-
-			if (!g) {
-				err = -ENOMEM;
-				break;
-			}
-			*out = g;
-		}
+		if ((err = GROW(*out, *n, cap, 64)))
+			break;
 		(*out)[*n].key = key;
 		(*out)[(*n)++].a = a;
 	}
