@@ -133,6 +133,9 @@ check "save writes the manual bans, each with what is left" bash -c "grep -qx 'b
 tb detach dev "$DEV_R"
 check "-batch of the saved file gives the bans back" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL -batch $tmp/saved >/dev/null &&
 	nsenter --net=/var/run/netns/$NS_R $TBCTL ban list dev $DEV_R | grep -q '^198.18.99.0/24 .* manual .* forever'"
+check "attach replace (a new table size) keeps the bans made by hand" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL attach dev $DEV_R replace max-addrs 4096 &&
+	nsenter --net=/var/run/netns/$NS_R $TBCTL save dev $DEV_R | grep -q '^ban add dev $DEV_R 2001:db8:99::/48 for 3[0-9]\{3\}\.[0-9]\{3\}s$' &&
+	nsenter --net=/var/run/netns/$NS_R $TBCTL ban list dev $DEV_R | grep -q '^198.18.99.0/24 .* manual .* forever'"
 check "the metrics count banned packets" bash -c "nsenter --net=/var/run/netns/$NS_R $TBCTL metrics dev $DEV_R | grep -q '^tbctl_banned_packets_total'"
 
 # Bad words and lines: refused, naming the problem, with nothing changed.

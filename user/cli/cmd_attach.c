@@ -21,6 +21,9 @@
 #include "cli/tbctl.h"
 #include "lib/upgrade.h"
 #include "view/rule_text.h"
+#include "view/ban_text.h"
+#include "lib/bans.h"
+#include "lib/clock.h"
 #include "logic/sizing.h"
 
 #define MAX_ADDRS_MIN 1024
@@ -182,10 +185,13 @@ static int resume_upgrade(const char *dev)
 	return 0;
 }
 
-/* The rules of pins attach ... replace starts over from, n of them. */
+/* The rules of pins attach ... replace starts over from, n of them, and
+ * the bans made by hand, where the pins' layout has them. */
 struct kept_rules {
 	struct tb_rule *r;
 	int n;
+	struct ban *bans;
+	size_t nbans;
 };
 
 /* Keep dev's rules, then remove its program and pins, of whatever layout:
@@ -202,6 +208,8 @@ static int replace(struct attach_opts *a, struct kept_rules *k)
 	if (!err) {
 		err = ruleset_read(rs, &m);
 		cfg = rs->cfg;
+		if (!err && m.bans0_v4 >= 0 && m.bans0_v6 >= 0 && m.bans1_v4 >= 0 && m.bans1_v6 >= 0)
+			err = bans_read(&m, now_ns(), &k->bans, &k->nbans);
 		maps_close(&m);
 	}
 	for (int i = 0; !err && i < TB_MAX_RULES; i++)
@@ -209,7 +217,7 @@ static int replace(struct attach_opts *a, struct kept_rules *k)
 			r[n++] = rs->rules[i];
 	free(rs);
 	if (err) {
-		out_error("attach dev %s replace: read the pinned rules: %s", a->t.dev,
+		out_error("attach dev %s replace: read the pinned rules and bans: %s", a->t.dev,
 			  err == -EPROTO ? state_layout_error() : strerror(-err));
 		free(r);
 		return 1;
@@ -662,6 +670,10 @@ static int attach_device(const struct attach_opts *a, struct kept_rules *k)
 		out_error("attach dev %s replace: set the rules again: %s", at.dev, strerror(-err));
 		err = 1;
 	}
+	if (!err && k->nbans && (err = bans_write(&at.m, k->bans, k->nbans))) {
+		out_error("attach dev %s replace: set the bans again: %s", at.dev, strerror(-err));
+		err = 1;
+	}
 	/* The one unwind: what this attach made, in reverse. */
 	if (at.abandon)
 		upgrade_abandon(at.dev, &at.moves);
@@ -684,8 +696,10 @@ static int run_attach(const void *opts)
 		fprintf(stderr, "attach dev %s replace: did not finish; the old pins' rules were:\n", a->t.dev);
 		for (int i = 0; i < kept.n; i++)
 			rule_save(stderr, a->t.dev, &kept.r[i]);
+		ban_save(stderr, a->t.dev, kept.bans, kept.nbans, now_ns());
 	}
 	free(kept.r);
+	free(kept.bans);
 	return err;
 }
 

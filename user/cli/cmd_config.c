@@ -12,6 +12,7 @@
 #include "cli/tbctl.h"
 #include "lib/units.h"
 #include "view/rule_text.h"
+#include "view/ban_text.h"
 
 static struct ruleset rs;
 
@@ -44,16 +45,8 @@ static int run_save(const void *opts)
 	for (int i = 0; i < TB_MAX_RULES; i++)
 		if (rs.rules[i].in_use && i != ruleset_default(&rs))
 			rule_save(stdout, a->dev, &rs.rules[i]);
-	/* The manual bans, each for what is left of it (to the ms, rounded
-	 * up); the bans rules made are their rules' to make again. */
-	for (size_t i = 0; i < nbans; i++) {
-		char p[PREFIX_TEXT_MAX], left[32] = "";
-
-		prefix_format_short(&bans[i].p, p, sizeof(p));
-		if (bans[i].own_ns != TB_BAN_FOREVER)
-			format_duration((bans[i].own_ns - now + 999999) / 1000000 * 1000000, left, sizeof(left));
-		printf("ban add dev %s %s%s%s\n", a->dev, p, *left ? " for " : "", left);
-	}
+	/* The bans rules made are their rules' to make again. */
+	ban_save(stdout, a->dev, bans, nbans, now);
 	free(bans);
 	return 0;
 }

@@ -410,7 +410,9 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 	static const int want[] = { offsetof(struct tb_maps, config), offsetof(struct tb_maps, rules),
 				    offsetof(struct tb_maps, prefixes_v4), offsetof(struct tb_maps, prefixes_v6) };
 	static const int matches[] = { offsetof(struct tb_maps, matches_v4), offsetof(struct tb_maps, matches_v6),
-				       offsetof(struct tb_maps, nodes) };
+				       offsetof(struct tb_maps, nodes), offsetof(struct tb_maps, bans0_v4),
+				       offsetof(struct tb_maps, bans0_v6), offsetof(struct tb_maps, bans1_v4),
+				       offsetof(struct tb_maps, bans1_v6) };
 	char dir[PATH_MAX], path[PATH_MAX + 32];
 	int err = 0;
 
@@ -427,7 +429,8 @@ int state_open_rules(const char *dev, struct tb_maps *m)
 		else if (i != want[0] / (int)sizeof(int))
 			err = check_layout(i, m->fd[i], i == want[1] / (int)sizeof(int));
 	}
-	/* Rules with a match, where the layout has them. */
+	/* Rules with a match, and the bans made by hand, where the layout
+	 * has them. */
 	for (size_t k = 0; k < sizeof(matches) / sizeof(matches[0]) && !err; k++) {
 		int i = matches[k] / sizeof(int);
 

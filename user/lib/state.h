@@ -118,8 +118,9 @@ const char *state_too_old(const char *dev);
  * buf: what to do about pins of another build among it. */
 const char *state_open_why(const char *dev, int err, char *buf, size_t len);
 /* Open the config and the rule maps of pins of any layout whose rules
- * this build reads (the rest of m -1), for attach ... replace; -EPROTO
- * with state_layout_error() saying why when it reads them not. */
+ * this build reads, and the manual ban lists where it has them (the rest
+ * of m -1), for attach ... replace; -EPROTO with state_layout_error()
+ * saying why when it reads them not. */
 int state_open_rules(const char *dev, struct tb_maps *m);
 /* Open the pinned config alone (what detach and upgrades need, whatever
  * else the pins hold), of any layout, and read it by the beginning every

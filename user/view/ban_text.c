@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include "lib/units.h"
 #include "view/ban_text.h"
 #include "view/output.h"
 
@@ -45,6 +46,18 @@ void ban_print(const struct ban *b, __u64 now, struct json_object *arr)
 
 	prefix_format_short(&b->p, p, sizeof(p));
 	row(arr, p, "manual", "-", b->own_ns, now);
+}
+
+void ban_save(FILE *f, const char *dev, const struct ban *v, size_t n, __u64 now)
+{
+	for (size_t i = 0; i < n; i++) {
+		char p[PREFIX_TEXT_MAX], left[32] = "";
+
+		prefix_format_short(&v[i].p, p, sizeof(p));
+		if (v[i].own_ns != TB_BAN_FOREVER)
+			format_duration((v[i].own_ns - now + 999999) / 1000000 * 1000000, left, sizeof(left));
+		fprintf(f, "ban add dev %s %s%s%s\n", dev, p, *left ? " for " : "", left);
+	}
 }
 
 void autoban_print(const struct autoban *a, const struct ruleset *rs, __u64 now, struct json_object *arr)
