@@ -700,7 +700,8 @@ struct tb_ban {
 #define TB_MAX_BANS (1U << 18)
 
 /* autobans value: a key its rule refuses, by tb_addr (the address, its
- * group's or its class's key; a shared bucket's is TB_BAN_SHARED_KEY).
+ * group's or its class's key; a shared bucket's is logic/ban.h's
+ * tb_ban_shared_key).
  * The refusals of the second from window_ns, and the ban they made,
  * until until_ns (0: none yet); rule is the rules[] slot + 1 that
  * refused it. An LRU map of TB_AUTOBANS keys: when it is full, a new
