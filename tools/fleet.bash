@@ -7,12 +7,16 @@
 # touched.
 FLEET_H=() FLEET_AGENTS=() FLEET_REDIS=()
 
-# fleet_free_port: a loopback TCP port nothing listens on.
+# fleet_free_port: a loopback TCP port no socket uses, nor the port 10000
+# above it (a cluster node's bus). Both below the kernel's ephemeral range,
+# where an outgoing connection could take one between the check and the
+# server's bind.
 fleet_free_port() {
-	local p
+	local p low
+	low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range)
 	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+		p=$((10000 + RANDOM % (low - 20000)))
+		ss -Hatn "( sport = :$p or sport = :$((p + 10000)) )" | grep -q . || { echo "$p"; return; }
 	done
 	return 1
 }
@@ -51,14 +55,15 @@ fleet_redis() {
 	rm -f "$pid"
 	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --loglevel warning --daemonize yes \
 		--pidfile "$pid" --logfile "$tmp/redis-$port.log" --dir "$tmp" "$@" 3>&- || return 1
-	for _ in $(seq 1 250); do
+	for _ in $(seq 1 500); do
 		if [[ -s $pid && $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]]; then
 			FLEET_REDIS+=("$(cat "$pid")")
 			return 0
 		fi
 		sleep 0.02
 	done
-	echo "redis-server on port $port did not answer" >&2
+	echo "redis-server on port $port did not answer; its log:" >&2
+	tail -n 5 "$tmp/redis-$port.log" >&2
 	return 1
 }
 

@@ -417,9 +417,10 @@ static int cluster_start(void)
 		return -1;
 	for (int i = 0; i < CLUSTER_N; i++) {
 		/* A node also listens on its port + 10000 (the cluster bus):
-		 * both free, below 55536. */
+		 * both free and below the ephemeral ports (32768 up), which an
+		 * outgoing connection could take before the node binds. */
 		do
-			cluster_port[i] = 20000 + rand() % 30000;
+			cluster_port[i] = 10000 + rand() % 12768;
 		while (!port_free(cluster_port[i]) || !port_free(cluster_port[i] + 10000));
 		snprintf(port, sizeof(port), "%d", cluster_port[i]);
 		snprintf(conf, sizeof(conf), "nodes-%d.conf", cluster_port[i]);
