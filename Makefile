@@ -24,12 +24,15 @@ VERSION := $(shell awk -F '[()]' 'NR == 1 { print $$2 }' debian/changelog)
 # CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-fsanitize=address
 # keeps the rest; a package build brings dpkg-buildflags' hardening).
 CFLAGS  ?= -O2 -g
-TB_CFLAGS = $(CPPFLAGS) $(CFLAGS) -DTBCTL_VERSION='"$(VERSION)"' $(ABI_FLAGS) -fno-strict-aliasing -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
+TB_CFLAGS = $(CPPFLAGS) $(CFLAGS) -DTBCTL_VERSION='"$(VERSION)"' -DTB_XDP_OBJECT_DIR='"$(XDP_OBJECT_DIR)"' $(ABI_FLAGS) -fno-strict-aliasing -Wall -Wextra -Werror -Wno-missing-field-initializers -std=gnu11 -Ibpf -Iuser \
 	    -I$(BUILD)
 # Every object lists the headers it read (.d files), so a change rebuilds
 # exactly what depends on it.
 DEPFLAGS = -MMD -MP
-LDLIBS  := -lbpf -lelf -lz -lmnl -lhiredis
+LDLIBS  := -lxdp -lbpf -lelf -lz -lmnl -lhiredis
+# Where libxdp keeps the dispatcher it ships (user/lib/xdisp.c loads it to
+# swap tbctl's program in place): its library folder's bpf/.
+XDP_OBJECT_DIR := $(shell pkg-config --variable=libdir libxdp 2>/dev/null)/bpf
 
 # User space in layers (docs/design.md): each folder uses only those
 # below it (lib, view, then fleet and exporter, then cli), as
@@ -85,7 +88,7 @@ $(BUILD)/grant_lua.h: user/fleet/grant.lua | $(BUILD)
 
 # The skeletons are generated headers: made before any C that may include
 # them; the .d files then say who does.
-$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/bench.skel.h $(BUILD)/peer.skel.h $(BUILD)/grant_lua.h
+$(OBJ)/%.o: %.c | $(BUILD)/tb.skel.h $(BUILD)/anchor.skel.h $(BUILD)/bench.skel.h $(BUILD)/peer.skel.h $(BUILD)/grant_lua.h
 	@mkdir -p $(@D)
 	$(CC) $(TB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 

@@ -38,6 +38,7 @@ declare -A SUITE_LIMITS=(
 	[tests/e2e/top.sh]=45
 	[tests/e2e/shared_monitor.sh]=40
 	[tests/e2e/tcx.sh]=60
+	[tests/e2e/xdp_share.sh]=40
 	[tests/e2e/syn_icmp.sh]=45
 	[tests/e2e/remark.sh]=30
 	[tests/e2e/bans.sh]="45 90"

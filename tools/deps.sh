@@ -16,12 +16,15 @@ set -euo pipefail
 # checking the installed man page and unit (systemd-analyze verify);
 # debhelper, dpkg-dev, lintian, git: the Debian package (make deb) and its
 # check; libhiredis: the fleet agent's Redis client; redis-server (and its
-# redis-cli): the store the fleet tests start on loopback.
+# redis-cli): the store the fleet tests start on loopback; libxdp: the
+# dispatcher through which tbctl's XDP program shares a device with other
+# tools' (and the dispatcher object it ships); xdp-tools: xdp-filter and
+# xdp-loader, the other tools of the tests.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
 	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time
 	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd
-	  debhelper dpkg-dev lintian git libhiredis-dev redis-server)
+	  debhelper dpkg-dev lintian git libhiredis-dev redis-server libxdp-dev xdp-tools)
 
 missing=()
 for p in "${packages[@]}"; do

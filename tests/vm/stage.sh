@@ -18,6 +18,7 @@ declare -A SUITE_LIMITS=(
 	[$B/tests/test_prog]=400
 	[tests/vm/e2e/shape.sh]=170
 	[tests/vm/e2e/tcp_rtt.sh]=300
+	[tests/vm/e2e/xdp_dispatcher.sh]=240
 	[tests/vm/e2e/upgrade.sh]=170
 	[tests/vm/e2e/package.sh]=240
 	[tests/vm/e2e/fleet.sh]=450

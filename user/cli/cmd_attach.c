@@ -15,6 +15,7 @@
 #include "lib/err.h"
 #include "lib/devkey.h"
 #include "lib/hook.h"
+#include "lib/xdisp.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
 #include "lib/tables.h"
@@ -41,6 +42,8 @@ struct attach_opts {
 	bool after;
 	int tc_hook;            /* enum tc_hook, when has_tc_hook */
 	bool has_tc_hook;
+	__u32 xdp_prio;         /* run priority in libxdp's dispatcher, when has_xdp_prio */
+	bool has_xdp_prio;
 };
 
 /* How a tc mode's program goes on the hook, when attach is told. */
@@ -51,7 +54,7 @@ static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 {
 	struct attach_opts *a = opts;
 	struct kw kws[] = { { "dev" }, { "mode" }, { "key" }, { "max-addrs" }, { "qdisc" }, { "before" }, { "after" },
-			    { "tc-hook" }, { 0 } };
+			    { "tc-hook" }, { "xdp-priority" }, { 0 } };
 	static const char *const qdiscs[] = { "fq", NULL };
 	const char *v = NULL;
 	int err = kw_parse(cmd, argc, argv, kws, &v);
@@ -90,6 +93,13 @@ static int parse_attach(const char *cmd, int argc, char **argv, void *opts)
 	a->has_tc_hook = v;
 	if (v && a->has_mode && a->mode <= TB_MODE_XDPGENERIC)
 		return usage_error(cmd, "tc-hook: only for a tc mode (tc-ingress, tc-egress)");
+	v = kw_get(kws, "xdp-priority");
+	a->has_xdp_prio = v;
+	a->xdp_prio = XDISP_PRIO_DEFAULT;
+	if (v && a->has_mode && a->mode > TB_MODE_XDPGENERIC)
+		return usage_error(cmd, "xdp-priority: only for an XDP mode (xdp, xdpgeneric)");
+	if (v && (err = parse_count("attach", "xdp-priority", v, 0, INT32_MAX, &a->xdp_prio)))
+		return err;
 	v = kw_get(kws, "max-addrs");
 	return v ? parse_count("attach", "max-addrs", v, MAX_ADDRS_MIN, MAX_ADDRS_MAX, &a->max_addrs) : 0;
 }
@@ -284,6 +294,8 @@ struct attach {
 	bool own_qdisc, new_fq;
 	bool tcx;               /* a tc mode, through a tcx link */
 	struct tcx_place place;
+	bool xdisp;             /* an XDP mode, through libxdp's dispatcher */
+	int anchor;             /* what its program is loaded against, until loaded */
 	bool any_mode;          /* fresh, no mode given: xdp, else tc-ingress */
 	struct tb *skel_tc;     /* the tc program of a fall back from xdp */
 	bool abandon;           /* a failure now abandons the upgrade */
@@ -426,6 +438,36 @@ static int attach_tc_hook(struct attach *at)
 	return 0;
 }
 
+/* How an XDP mode's program goes on the hook: through libxdp's
+ * dispatcher, unless LIBXDP_SKIP_DISPATCHER=1 says not to, as it says to
+ * libxdp. A re-attach keeps the program's place among the dispatcher's,
+ * so a priority given must be the one it has. */
+static int attach_xdp_hook(struct attach *at)
+{
+	const struct attach_opts *a = &at->a;
+	struct xdisp_prog p[XDISP_MAX_PROGS];
+	__u32 disp, old;
+	int n;
+
+	at->xdisp = xdisp_wanted();
+	if (!a->has_xdp_prio || !at->existing)
+		return 0;
+	if (a->mode > TB_MODE_XDPGENERIC) {
+		out_error("attach dev %s: xdp-priority: only for an XDP mode, and it is attached in mode %s", at->dev,
+			  mode_names[a->mode]);
+		return 1;
+	}
+	old = xdp_prog(at->ifindex, a->mode, at->cfg.prog_id);
+	n = xdisp_programs(at->ifindex, a->mode, p, &disp);
+	for (int i = 0; i < n; i++)
+		if (disp && p[i].id == old && p[i].prio != a->xdp_prio) {
+			out_error("attach dev %s: attached at xdp-priority %u, not %u; detach first to move it", at->dev,
+				  p[i].prio, a->xdp_prio);
+			return 1;
+		}
+	return 0;
+}
+
 /* First on a tcx hook, unless before or after says where. */
 static int attach_place(struct attach *at)
 {
@@ -485,6 +527,25 @@ static int attach_fq(struct attach *at)
 	return 0;
 }
 
+/* An XDP program for the dispatcher is loaded as an extension; where
+ * that cannot be prepared, it is attached without the dispatcher. */
+static int attach_xdp_prepare(struct attach *at)
+{
+	struct tb_err e;
+
+	at->anchor = -1;
+	if (!at->xdisp || at->a.mode > TB_MODE_XDPGENERIC)
+		return 0;
+	at->anchor = xdisp_prepare(at->skel->progs.tb_xdp, &e);
+	if (at->anchor >= 0)
+		return 0;
+	/* As libxdp falls back, saying so only when asked to. */
+	if (out.verbose)
+		out_warn("attach dev %s: %s; attaching without libxdp's dispatcher", at->dev, e.msg);
+	at->xdisp = false;
+	return 0;
+}
+
 /* The object loaded over the pins (made where there are none), the
  * config pinned, and an upgrade's maps copied into this layout's. */
 static int attach_load(struct attach *at)
@@ -502,6 +563,8 @@ static int attach_load(struct attach *at)
 	at->skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	at->skel->rodata->tb_xdp_frags = hook_xdp_frags(at->skel->progs.tb_xdp);
 	state_load_hook(at->skel, a->mode <= TB_MODE_XDPGENERIC ? at->skel->progs.tb_xdp : at->skel->progs.tb_tc);
+	if (attach_xdp_prepare(at))
+		return 1;
 	at->any_mode = !at->existing && !a->has_mode && !a->has_tc_hook && !a->place_prog;
 	err = at->upgrading ? upgrade_plan(at->dev, at->skel, &at->cfg, &at->moves) : 0;
 	if (err) {
@@ -514,6 +577,8 @@ static int attach_load(struct attach *at)
 	if (!err)
 		err = state_pin_config(at->dev, at->skel);
 	state_pins_end(pins);
+	if (at->anchor >= 0)
+		close(at->anchor);
 	/* From here until the hook, a failure abandons the upgrade. */
 	at->abandon = at->upgrading;
 	if (err) {
@@ -566,7 +631,8 @@ keys:
 static int attach_hook_as(struct attach *at, struct tb_err *e)
 {
 	struct hook_req r = { .dev = at->dev, .mode = at->a.mode, .ifindex = at->ifindex, .prog_fd = at->prog_fd,
-			      .replace = at->existing, .tcx = at->tcx, .place = at->place };
+			      .replace = at->existing, .tcx = at->tcx, .place = at->place, .xdisp = at->xdisp,
+			      .prio = at->a.xdp_prio, .frags = at->skel->rodata->tb_xdp_frags };
 	__u32 zero = 0;
 
 	at->cfg.mode = at->a.mode;
@@ -661,7 +727,7 @@ static int attach_device(const struct attach_opts *a, struct kept_rules *k)
 	int err;
 
 	if (attach_begin(&at) || attach_find_pins(&at, k) || attach_settle_pins(&at) || attach_tc_hook(&at) ||
-	    attach_place(&at) || attach_fq(&at))
+	    attach_xdp_hook(&at) || attach_place(&at) || attach_fq(&at))
 		return 1;
 	err = attach_load(&at) || attach_config(&at) || attach_hook(&at);
 	if (!err && at.upgrading)
@@ -706,7 +772,7 @@ static int run_attach(const void *opts)
 const struct command cmd_attach = {
 	.name = "attach",
 	.usage = "dev DEV [mode xdp|xdpgeneric|tc-ingress|tc-egress] [key src|dst] [max-addrs N] [qdisc fq] "
-		 "[tc-hook tcx|clsact] [before|after PROG] [replace]",
+		 "[tc-hook tcx|clsact] [before|after PROG] [xdp-priority N] [replace]",
 	.opts_size = sizeof(struct attach_opts),
 	.parse = parse_attach,
 	.run = run_attach,

@@ -12,6 +12,7 @@
 #include "tb.skel.h"
 #include "view/output.h"
 #include "lib/hook.h"
+#include "lib/xdisp.h"
 #include "lib/netns.h"
 #include "lib/devkey.h"
 #include "lib/takeover.h"
@@ -94,6 +95,11 @@ struct status_dev {
 	 * or they cannot be listed (that takes CAP_NET_ADMIN). */
 	__u32 tcx[TCX_MAX_PROGS];
 	int ntcx;
+	/* The programs on its XDP hook, in order, and libxdp's dispatcher
+	 * that runs them (0: tbctl's program is attached without it). */
+	struct xdisp_prog xdp[XDISP_MAX_PROGS];
+	int nxdp;
+	__u32 dispatcher;
 	char name[IF_NAMESIZE]; /* the device's name now, when renamed */
 	char name_pinned[IF_NAMESIZE];  /* the name its pins are keyed by */
 	char netns[IF_NAMESIZE + 64];   /* its namespace, as netns_label says it */
@@ -146,6 +152,8 @@ static int status_gather(struct status_dev *sd, const struct tb_maps *m)
 		sd->id = pins_prog(sd->dev, &sd->cfg, &sd->where, sd->name);
 	if (!err && sd->where == HOOK_HERE)
 		sd->ntcx = hook_tcx_programs(&sd->cfg, sd->id, sd->tcx);
+	if (!err && sd->where == HOOK_HERE && sd->id && sd->cfg.mode <= TB_MODE_XDPGENERIC)
+		sd->nxdp = xdisp_programs(sd->cfg.ifindex, sd->cfg.mode, sd->xdp, &sd->dispatcher);
 	if (!err && bpf_map_lookup_elem(m->fleetstate, &zero, &sd->fs))
 		err = -errno;
 	if (err)
@@ -211,6 +219,42 @@ static const char *status_tc_hook(const struct status_dev *sd)
 	return sd->cfg.tcx ? "tcx" : "clsact";
 }
 
+/* How an XDP mode's program is on the hook: "dispatcher" (libxdp's),
+ * "direct", or NULL (a tc mode, or not here to tell). */
+static const char *status_xdp_hook(const struct status_dev *sd)
+{
+	if (sd->cfg.mode > TB_MODE_XDPGENERIC || !sd->nxdp)
+		return NULL;
+	return sd->dispatcher ? "dispatcher" : "direct";
+}
+
+static struct json_object *status_xdp_json(const struct status_dev *sd)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < sd->nxdp; i++) {
+		struct json_object *p = json_object_new_object();
+
+		json_add_u64(p, "id", sd->xdp[i].id);
+		json_add_str(p, "name", sd->xdp[i].name);
+		json_add_u64(p, "priority", sd->xdp[i].prio);
+		json_object_object_add(p, "tbctl", json_object_new_boolean(sd->xdp[i].id == sd->id));
+		json_object_array_add(a, p);
+	}
+	return a;
+}
+
+static void status_xdp_text(const struct status_dev *sd)
+{
+	if (!sd->dispatcher)
+		return;
+	printf("  XDP hook through libxdp's dispatcher (id %u), in the order they run:", sd->dispatcher);
+	for (int i = 0; i < sd->nxdp; i++)
+		printf("%s %s (id %u, priority %u%s)", i ? "," : "", sd->xdp[i].name, sd->xdp[i].id, sd->xdp[i].prio,
+		       sd->xdp[i].id == sd->id ? ", tbctl's" : "");
+	printf("\n");
+}
+
 /* The programs on its tcx hook, in the order they run, tbctl's marked. */
 static struct json_object *status_tcx_json(const struct status_dev *sd)
 {
@@ -257,6 +301,12 @@ static void status_json(const struct status_dev *sd, struct json_object *arr)
 		json_add_str(o, "tc_hook", tc_hook);
 	if (sd->ntcx)
 		json_object_object_add(o, "tcx_programs", status_tcx_json(sd));
+	if (status_xdp_hook(sd))
+		json_add_str(o, "xdp_hook", status_xdp_hook(sd));
+	if (sd->dispatcher) {
+		json_add_u64(o, "xdp_dispatcher", sd->dispatcher);
+		json_object_object_add(o, "xdp_programs", status_xdp_json(sd));
+	}
 	json_add_str(o, "key", key_names[sd->cfg.key]);
 	json_object_object_add(o, "attached", json_object_new_boolean(status_attached(sd)));
 	json_object_object_add(o, "hook_checked", json_object_new_boolean(!sd->elsewhere || sd->id));
@@ -275,7 +325,7 @@ static void status_json(const struct status_dev *sd, struct json_object *arr)
 
 static void status_text(const struct status_dev *sd)
 {
-	const char *tc_hook = status_tc_hook(sd);
+	const char *tc_hook = status_tc_hook(sd) ? status_tc_hook(sd) : sd->dispatcher ? "libxdp's dispatcher" : NULL;
 
 	printf("%s%s%s%s: mode %s key %s %s%s%s, %d rule%s, %llu of %u addresses tracked%s\n", sd->name_pinned,
 	       sd->netns_shown ? " (netns " : "", sd->netns_shown ? sd->netns : "", sd->netns_shown ? ")" : "",
@@ -283,6 +333,7 @@ static void status_text(const struct status_dev *sd)
 	       tc_hook ? tc_hook : "", sd->rules, sd->rules == 1 ? "" : "s", (unsigned long long)sd->addrs,
 	       sd->cfg.max_addrs, sd->paced ? "" : "; shape rules NOT PACED (fq no longer schedules the egress)");
 	status_tcx_text(sd);
+	status_xdp_text(sd);
 	if (sd->fleet_rules && !sd->fs.heartbeat_ns)
 		printf("  fleet: %d fleet rule%s, NO AGENT has run (tbctl fleet run dev %s store URL)\n",
 		       sd->fleet_rules, sd->fleet_rules == 1 ? "" : "s", sd->name_pinned);

@@ -20,7 +20,7 @@
 #include "lib/qdisc.h"
 #include "lib/state.h"
 #include "lib/tcx.h"
-
+#include "lib/xdisp.h"
 
 bool dev_here(const char *dev, const struct tb_config *cfg)
 {
@@ -130,7 +130,19 @@ __u32 map_user(int fd)
 	return 0;
 }
 
-static int hook_xdp(const struct hook_req *r, struct tb_err *e)
+__u32 xdp_prog(int ifindex, int mode, __u32 known)
+{
+	struct xdisp_prog p[XDISP_MAX_PROGS];
+	__u32 disp;
+	int n = xdisp_programs(ifindex, mode, p, &disp);
+
+	for (int i = 0; i < n; i++)
+		if ((known && p[i].id == known) || is_tbctl_prog(p[i].id))
+			return p[i].id;
+	return 0;
+}
+
+static int hook_xdp_direct(const struct hook_req *r, struct tb_err *e)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, xo);
 	__u32 flags = xdp_flags(r->mode), old_id = 0;
@@ -155,6 +167,20 @@ static int hook_xdp(const struct hook_req *r, struct tb_err *e)
 	if (err)
 		return tb_fail(e, err, "attach XDP program: %s", strerror(-err));
 	return 0;
+}
+
+/* Through libxdp's dispatcher: a new program goes in at r's priority;
+ * on a re-attach the new program takes the old one's place in one swap
+ * of the dispatcher, so that no packet meets neither or both. */
+static int hook_xdp(const struct hook_req *r, struct tb_err *e)
+{
+	__u32 old = r->replace ? xdp_prog(r->ifindex, r->mode, 0) : 0;
+
+	if (!r->xdisp)
+		return hook_xdp_direct(r, e);
+	if (old)
+		return xdisp_replace(r->ifindex, r->mode, old, r->prog_fd, r->prio, r->frags, e);
+	return xdisp_attach(r->ifindex, r->mode, r->prog_fd, r->prio, r->frags, e);
 }
 
 /* A link swaps its program in place; a new one goes where r places it,
@@ -288,14 +314,13 @@ int hook_tcx_find(int ifindex, int mode, const char *what, __u32 *id, struct tb_
  * XDP mode, and as tbctl's tc filter at either hook. */
 int hooked_anywhere(int ifindex, struct hooked *h)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	int n = 0;
 
-	if (!bpf_xdp_query(ifindex, 0, &q)) {
-		if (q.drv_prog_id && is_tbctl_prog(q.drv_prog_id))
-			h[n++] = (struct hooked){ TB_MODE_XDP, q.drv_prog_id };
-		if (q.skb_prog_id && is_tbctl_prog(q.skb_prog_id))
-			h[n++] = (struct hooked){ TB_MODE_XDPGENERIC, q.skb_prog_id };
+	for (int mode = TB_MODE_XDP; mode <= TB_MODE_XDPGENERIC; mode++) {
+		__u32 id = xdp_prog(ifindex, mode, 0);
+
+		if (id)
+			h[n++] = (struct hooked){ mode, id };
 	}
 	for (int mode = TB_MODE_TC_INGRESS; mode <= TB_MODE_TC_EGRESS; mode++) {
 		__u32 id = tcx_prog(ifindex, mode);
@@ -312,10 +337,8 @@ int hooked_anywhere(int ifindex, struct hooked *h)
  * through netlink, or from dev's tcx link pin. */
 static __u32 hook_prog_at(const char *dev, const struct tb_config *cfg, int ifindex)
 {
-	__u32 id = 0;
-
 	if (cfg->mode <= TB_MODE_XDPGENERIC)
-		return bpf_xdp_query_id(ifindex, xdp_flags(cfg->mode), &id) ? 0 : id;
+		return xdp_prog(ifindex, cfg->mode, cfg->prog_id);
 	return cfg->tcx ? hook_tcx_link(dev) : clsact_prog(ifindex, cfg->mode);
 }
 
@@ -335,7 +358,9 @@ int unhook(int ifindex, int mode, __u32 id)
 {
 	int err;
 
-	if (mode <= TB_MODE_XDPGENERIC) {
+	if (mode <= TB_MODE_XDPGENERIC && xdisp_is_component(id)) {
+		err = xdisp_detach(ifindex, mode, id);
+	} else if (mode <= TB_MODE_XDPGENERIC) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = bpf_prog_get_fd_by_id(id));
 
 		/* REPLACE with the old fd: only our program is taken off. */

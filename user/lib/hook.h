@@ -37,6 +37,9 @@ struct hook_req {
 	bool replace;           /* tbctl's program there is swapped for it */
 	bool tcx;               /* a tc mode, through a tcx link */
 	struct tcx_place place; /* where a new tcx link goes */
+	bool xdisp;             /* an XDP mode, through libxdp's dispatcher */
+	unsigned int prio;      /* its run priority there */
+	bool frags;             /* it takes frames of more than one buffer */
 };
 /* Attach r's program; *own_qdisc: tbctl made the clsact qdisc. -errno on
  * failure, said in e. */
@@ -53,6 +56,10 @@ __u32 hook_tcx_link(const char *dev);
  * device), in the order they run, into ids[TCX_MAX_PROGS]: how many; 0
  * when id is not on a tcx hook. */
 int hook_tcx_programs(const struct tb_config *cfg, __u32 id, __u32 *ids);
+/* tbctl's program on ifindex's XDP hook of mode (xdp or xdpgeneric),
+ * alone or in the dispatcher: program known (when not 0; found with
+ * CAP_BPF alone), or one recognised as tbctl's; its id, or 0. */
+__u32 xdp_prog(int ifindex, int mode, __u32 known);
 /* Program id's name into name[BPF_OBJ_NAME_LEN]; "" when unreadable. */
 void prog_name(__u32 id, char *name);
 /* Where the kernel has multi-buffer XDP, let XDP program xdp (not loaded
