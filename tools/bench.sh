@@ -16,6 +16,9 @@
 #                 and 100,000 busy keys, simulated hosts, the anchors
 #   fleet-vm      a move between hosts in Debian's kernel (VM), with 5 and
 #                 20 ms more to the store
+#   dispatcher-vm what libxdp's dispatcher adds per packet to tbctl's XDP
+#                 program (tbbench dispatcher), in Debian's kernel (VM):
+#                 this machine's loads no extension programs
 #   tcp-host-10, tcp-host-100
 #                 TCP in steady state (tools/tcp_bench.sh) on this kernel,
 #                 RTT ~ 0, at 10 and 100 Mbit/s
@@ -44,7 +47,7 @@ OUT=${BENCH_OUT:-$ROOT/bench-results}
 DOCS=${BENCH_DOCS:-}
 SMOKE=${BENCH_SMOKE:-0}
 
-SECTIONS=(micro control flood accuracy fleet fleet-vm tcp-host-10 tcp-host-100 tcp-host-rtt20 tcp-host-rtt80
+SECTIONS=(micro control flood accuracy fleet fleet-vm dispatcher-vm tcp-host-10 tcp-host-100 tcp-host-rtt20 tcp-host-rtt80
 	tcp-vm-rtt0-1 tcp-vm-rtt0-4 tcp-vm-rtt20-1 tcp-vm-rtt20-4 tcp-vm-rtt80-1 tcp-vm-rtt80-4
 	tcp-vm-half20 tcp-vm-half80)
 SMOKE_SECTIONS=(micro control flood accuracy fleet tcp-host-10)
@@ -271,6 +274,12 @@ section_fleet_vm() {
 	log "fleet caps in Debian's kernel (VM): a move with 5 and 20 ms more to the store"
 	"$ROOT/tests/vm/run" --timeout 1500 -- env FLEET_BENCH_DELAYS="5 20" "$ROOT/tools/fleet_bench.sh" |
 		tr -d '\r' | grep --line-buffered '^{"section"' >"$1/fleet.jsonl"
+}
+
+section_dispatcher_vm() {
+	log "libxdp's dispatcher's cost per packet, in Debian's kernel (VM)"
+	"$ROOT/tests/vm/run" --timeout 600 -- "$B/tbbench" dispatcher --rounds 7 --repeat 1000000 |
+		tr -d '\r' | jq -c . >"$1/dispatcher.json"
 }
 
 # section_tcp DIR NAME: TCP through every limiter, the cases NAME names.

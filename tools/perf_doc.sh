@@ -27,11 +27,13 @@ cat_if "$sec/flood/flood.jsonl" >"$tmp/flood.jsonl"
 cat_if "$sec/flood/limits.json" >"$tmp/limits.json"
 cat_if "$sec/accuracy/accuracy.jsonl" >"$tmp/accuracy.jsonl"
 cat_if "$sec/fleet/fleet.jsonl" "$sec/fleet-vm/fleet.jsonl" >"$tmp/fleet.jsonl"
+cat_if "$sec/dispatcher-vm/dispatcher.json" >"$tmp/dispatcher.json"
 cat_if "$sec"/tcp-*/tcp.jsonl >"$perf/tcp.jsonl"
 smoke=$(jq -s 'any(.smoke)' "${stamps[@]}")
 
 jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" --slurpfile control "$tmp/control.jsonl" \
 	--slurpfile acc "$tmp/accuracy.jsonl" --slurpfile fleet "$tmp/fleet.jsonl" --slurpfile limits "$tmp/limits.json" \
+	--slurpfile dispatcher "$tmp/dispatcher.json" \
 	--argjson smoke "$smoke" '
 	def ratio(a; b): if a != null and b != null and b > 0 then a / b else null end;
 	def minus(a; b): if a == null or b == null then null else a - b end;
@@ -45,7 +47,7 @@ jq -n --slurpfile micro "$tmp/micro.json" --slurpfile flood "$tmp/flood.jsonl" -
 	| {
 		smoke: $smoke,
 		rate_bytes_per_sec: ($limits[0].rate_bytes_per_sec // null), burst_bytes: ($limits[0].burst_bytes // null),
-		micro: $m, flood: $flood, accuracy: $acc, control: $control, fleet: $fleet,
+		micro: $m, flood: $flood, accuracy: $acc, control: $control, fleet: $fleet, dispatcher: ($dispatcher[0] // null),
 		targets: [
 			{ name: "hot address, over the limit (drop path), one CPU: tbctl XDP <= 1.10 x floor",
 			  ratio: $m.per_packet.ratios.xdp_v4_drop_over_floor, limit: 1.10 },
@@ -170,6 +172,12 @@ jq -r '
 	"| scheme | store | hosts | keys | split | burst | clocks: offset s, drift % | worst window / bound | use: min | mean | store calls/s | commands/s | agent CPU |",
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 	(.fleet[] | select(.section == "fleet-sim") | "| \(.scheme) | \(.store) | \(.hosts) | \(.keys) | \(.split) | \(.burst) | \(.offset_s), \(.drift_pct) | \(f(.worst_bound_ratio)) | \(f(.use_min)) | \(f(.use_mean)) | \(.store_calls_per_s) | \(.store_commands_per_s) | \(f(.agent_cpu_per_s)) |"),
+	""),
+	(select(.dispatcher != null) |
+	"\n## libxdp'"'"'s dispatcher (Debian'"'"'s kernel under QEMU TCG: emulated, ns are not the host'"'"'s)\n",
+	"| tbctl alone, admit | a program that passes all | the dispatcher holding both | the dispatcher'"'"'s own cost |",
+	"|---|---|---|---|",
+	"| \(f(.dispatcher.xdp_v4_pass_ns)) | \(f(.dispatcher.pass_all_ns)) | \(f(.dispatcher.dispatcher_two_ns)) | \(f(.dispatcher.dispatcher_cost_ns)) |",
 	""),
 	"\n## Targets\n",
 	"| target | measured ratio | limit | |", "|---|---|---|---|",

@@ -59,6 +59,9 @@
 #include "lib/match_text.h"
 #include "lib/ruleset.h"
 #include "lib/state.h"
+#include "lib/xdisp.h"
+#include "lib/err.h"
+#include "anchor.skel.h"
 #include "lib/pending.h"
 #include "lib/tables.h"
 #include "../tests/packets.h"
@@ -272,6 +275,85 @@ static struct tb *load_tb(void)
 	return t;
 }
 
+static void add_ns(struct json_object *o, const char *name, double ns)
+{
+	json_object_object_add(o, name, json_object_new_double(ns));
+}
+
+/* The policing program as an extension for the dispatcher, or as the
+ * plain XDP program attached alone, with one rule no packet exhausts. */
+static struct tb *load_tb_as(bool extension)
+{
+	struct tb *t = tb__open();
+	struct tb_err e;
+	int anchor = -1;
+
+	if (!t)
+		die("open tb object");
+	t->rodata->tb_xdp_frags = hook_xdp_frags(t->progs.tb_xdp);
+	bpf_program__set_autoload(t->progs.tb_tc, false);
+	if (extension && (anchor = xdisp_prepare(t->progs.tb_xdp, &e)) < 0) {
+		fprintf(stderr, "tbbench: %s\n", e.msg);
+		exit(1);
+	}
+	if (tb__load(t))
+		die("load tb object");
+	if (anchor >= 0)
+		close(anchor);
+	set_rule(ruleset_of(t->obj), "default", TB_RATE_MAX, TB_BURST_MAX);
+	return t;
+}
+
+/* What libxdp's dispatcher adds per packet to tbctl's admit path: the
+ * dispatcher holding a program that passes everything (xdp-filter's
+ * place) and tbctl's, against the two run alone, in interleaved rounds.
+ * Its cost is the difference: two calls through the slots and the
+ * chain's checks. (A dispatcher of one is its program, through the
+ * trampoline that replaces its function, which BPF_PROG_TEST_RUN does
+ * not run.) Needs a kernel that loads extension programs. */
+static int dispatcher_cost(void)
+{
+	struct tb *direct = load_tb_as(false), *ext = load_tb_as(true);
+	struct anchor *pass = anchor__open_and_load(), *pass_ext = anchor__open();
+	struct json_object *doc = json_object_new_object();
+	int links[2], progs[2], two;
+	struct tb_stats st = {};
+	struct tb_maps m;
+	struct timed p[3];
+	struct frame v4;
+	struct tb_err e;
+
+	if (!pass || !pass_ext || xdisp_prepare(pass_ext->progs.tb_xdp_anchor, &e) < 0 || anchor__load(pass_ext))
+		die("load a program that passes everything, alone and as an extension");
+	progs[0] = bpf_program__fd(pass_ext->progs.tb_xdp_anchor);
+	progs[1] = bpf_program__fd(ext->progs.tb_xdp);
+	two = xdisp_build(progs, 2, links, &e);
+	if (two < 0) {
+		fprintf(stderr, "tbbench: %s\n", e.msg);
+		return 1;
+	}
+	frame_ipv4_len(&v4, "198.18.0.1", 64);
+	p[0] = (struct timed){ .fd = bpf_program__fd(direct->progs.tb_xdp), .f = &v4, .reps = repeat, .per_run = 1 };
+	p[1] = (struct timed){ .fd = bpf_program__fd(pass->progs.tb_xdp_anchor), .f = &v4, .reps = repeat,
+			       .per_run = 1 };
+	p[2] = (struct timed){ .fd = two, .f = &v4, .reps = repeat, .per_run = 1 };
+	cost_interleaved(p, 3);
+	/* Each run through the dispatcher charged the program in it. */
+	maps_from_obj(ext->obj, &m);
+	if (stats_sum(&m, &st) || st.c.passed_packets != (__u64)rounds * repeat) {
+		fprintf(stderr, "tbbench: the dispatcher ran tbctl's program %llu times, not %llu\n",
+			(unsigned long long)st.c.passed_packets, (unsigned long long)rounds * repeat);
+		return 1;
+	}
+	add_ns(doc, "xdp_v4_pass_ns", p[0].ns);
+	add_ns(doc, "pass_all_ns", p[1].ns);
+	add_ns(doc, "dispatcher_two_ns", p[2].ns);
+	add_ns(doc, "dispatcher_cost_ns", p[2].ns - p[1].ns - p[0].ns);
+	out.pretty = 1;
+	out_json(doc);
+	return 0;
+}
+
 static __u64 memlock_of(int fd)
 {
 	char path[64], line[256];
@@ -289,10 +371,6 @@ static __u64 memlock_of(int fd)
 	return v;
 }
 
-static void add_ns(struct json_object *o, const char *name, double ns)
-{
-	json_object_object_add(o, name, json_object_new_double(ns));
-}
 
 /* A later fragment under the 1,000 rules with a match, its first seen:
  * what finding the first's ports costs beside a whole datagram's pass. */
@@ -1023,8 +1101,9 @@ int main(int argc, char **argv)
 	double seconds = 1;
 
 	if (argc < 2 || (strcmp(argv[1], "micro") && strcmp(argv[1], "gen") && strcmp(argv[1], "fill") &&
-			 strcmp(argv[1], "slots") && strcmp(argv[1], "evict"))) {
+			 strcmp(argv[1], "slots") && strcmp(argv[1], "evict") && strcmp(argv[1], "dispatcher"))) {
 		fprintf(stderr, "usage: tbbench micro [--rounds R] [--repeat N] [--addrs K]\n"
+				"       tbbench dispatcher [--rounds R] [--repeat N]\n"
 				"       tbbench fill --dev DEV --addrs N\n"
 				"       tbbench slots --dev DEV\n"
 				"       tbbench evict --dev DEV --addr A --every-ms MS --seconds T\n"
@@ -1094,6 +1173,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	out_libbpf_setup();
+	if (!strcmp(argv[1], "dispatcher"))
+		return dispatcher_cost();
 	if (!strcmp(argv[1], "gen")) {
 		/* Bounded like every traffic loop here: 10 minutes at most. */
 		if (!dev || !dmac || seconds <= 0 || seconds > 600) {

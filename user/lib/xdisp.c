@@ -569,6 +569,33 @@ static int xdisp_put(int ifindex, int mode, __u32 old_id, int new_fd, unsigned i
 	return tb_fail(e, -EBUSY, "the device's XDP programs kept changing while the new dispatcher was built");
 }
 
+int xdisp_build(const int *progs, int n, int *links, struct tb_err *e)
+{
+	struct build b = { .fd = -1 };
+	int err, fd = -1;
+
+	if (n < 1 || n > XDISP_MAX_PROGS)
+		return tb_fail(e, -EINVAL, "a dispatcher holds 1 to %d programs", XDISP_MAX_PROGS);
+	b.c = (struct xdisp_config){ .magic = XDISP_MAGIC, .version = XDISP_VERSION, .num_progs_enabled = n };
+	for (int i = 0; i < XDISP_MAX_PROGS; i++)
+		b.links[i] = -1;
+	for (int i = 0; i < n; i++) {
+		b.progs[i] = progs[i];
+		b.c.run_prios[i] = XDISP_PRIO_DEFAULT;
+		b.c.chain_call_actions[i] = 1U << XDP_PASS | 1U << XDISP_RETVAL;
+	}
+	err = build_load(&b, e);
+	err = err ? err : build_link(&b, e);
+	if (!err && (fd = dup(b.fd)) < 0)
+		err = tb_fail(e, -errno, "keep the dispatcher: %s", strerror(errno));
+	for (int i = 0; !err && i < n; i++) {
+		links[i] = b.links[i];
+		b.links[i] = -1;
+	}
+	build_free(&b);
+	return err ? err : fd;
+}
+
 int xdisp_attach(int ifindex, int mode, int prog_fd, unsigned int prio, bool frags, struct tb_err *e)
 {
 	return xdisp_put(ifindex, mode, 0, prog_fd, prio, frags, e);

@@ -46,6 +46,11 @@ int xdisp_attach(int ifindex, int mode, int prog_fd, unsigned int prio, bool fra
  * that takes its place at priority prio. -errno said in e. */
 int xdisp_replace(int ifindex, int mode, __u32 old_id, int new_fd, unsigned int prio, bool frags,
 		  struct tb_err *e);
+/* A dispatcher of the n extension programs progs[], in that order, on
+ * no device (what it costs is measured by running it): its descriptor,
+ * with the links that hold the programs in it into links[n]; -errno said
+ * in e. */
+int xdisp_build(const int *progs, int n, int *links, struct tb_err *e);
 /* Take program id out of the dispatcher on ifindex's hook of mode. */
 int xdisp_detach(int ifindex, int mode, __u32 id);
 /* The programs on ifindex's hook of mode, into p[XDISP_MAX_PROGS]: how
