@@ -363,6 +363,7 @@ static void build_unpin(struct build *b)
 static int build_pin(struct build *b, int ifindex, struct tb_err *e)
 {
 	char path[PATH_MAX];
+	int err;
 
 	disp_dir(ifindex, id_of(b->fd, NULL), b->dir, sizeof(b->dir));
 	if (mkdir(b->dir, 0700) && errno != EEXIST)
@@ -377,9 +378,9 @@ static int build_pin(struct build *b, int ifindex, struct tb_err *e)
 	}
 	return 0;
 fail:
-	tb_fail(e, -errno, "pin %s: %s", path, strerror(errno));
+	err = tb_fail(e, -errno, "pin %s: %s", path, strerror(errno));
 	build_unpin(b);
-	return -1;
+	return err;
 }
 
 static void build_free(struct build *b)
@@ -404,10 +405,11 @@ static int pins_lock(struct tb_err *e)
 		return tb_fail(e, -errno, "make %s: %s", dir, strerror(errno));
 	fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		tb_fail(e, -errno, "lock %s: %s", dir, strerror(errno));
+		int err = tb_fail(e, -errno, "lock %s: %s", dir, strerror(errno));
+
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return err;
 	}
 	return fd;
 }
@@ -442,6 +444,9 @@ static int plan_keep(struct build *b, int ifindex, int cur_fd, __u32 old_id, str
 	}
 	for (int i = 0; i < b->c.num_progs_enabled && i < XDISP_MAX_PROGS; i++) {
 		b->progs[i] = slot_prog(ifindex, cur, i);
+		/* Gone: another tool has just swapped the dispatcher. */
+		if (b->progs[i] == -ENOENT)
+			return -EAGAIN;
 		if (b->progs[i] < 0)
 			return tb_fail(e, b->progs[i], "open the dispatcher's program %d: %s", i, strerror(-b->progs[i]));
 		b->owned[i] = true;
