@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* tbctl's XDP program as one of the programs of libxdp's dispatcher, the
  * protocol by which XDP programs of different tools share a device's hook
- * (xdp-tools' lib/libxdp/protocol.org): attached and detached through
- * libxdp; swapped in place by a dispatcher built here as the protocol
- * lays down, which libxdp has no call for. */
+ * (xdp-tools' lib/libxdp/protocol.org): put in, or swapped in place, by a
+ * dispatcher built here as the protocol lays down (libxdp can neither set
+ * a loaded program's priority nor replace one program), and taken out
+ * through libxdp. */
 #ifndef TB_XDISP_H
 #define TB_XDISP_H
 
@@ -36,9 +37,10 @@ int xdisp_prepare(struct bpf_program *prog, struct tb_err *e);
 /* Whether a dispatcher may be used: not when LIBXDP_SKIP_DISPATCHER=1,
  * which libxdp honours too. */
 bool xdisp_wanted(void);
-/* Attach extension program prog_fd to ifindex's hook (mode xdp or
- * xdpgeneric) through libxdp, at run priority prio, frags: it takes
- * frames of more than one buffer. -errno said in e. */
+/* Put extension program prog_fd into the dispatcher on ifindex's hook
+ * (mode xdp or xdpgeneric; one is made where the hook is empty), at run
+ * priority prio, frags: it takes frames of more than one buffer. -errno
+ * said in e. */
 int xdisp_attach(int ifindex, int mode, int prog_fd, unsigned int prio, bool frags, struct tb_err *e);
 /* Put extension program new_fd where program old_id is, on ifindex's
  * hook of mode, in one atomic step: in old_id's slot of the dispatcher,
