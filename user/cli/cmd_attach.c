@@ -529,21 +529,20 @@ static int attach_fq(struct attach *at)
 
 /* An XDP program for the dispatcher is loaded as an extension; where
  * that cannot be prepared, it is attached without the dispatcher. */
-static int attach_xdp_prepare(struct attach *at)
+static void attach_xdp_prepare(struct attach *at)
 {
 	struct tb_err e;
 
 	at->anchor = -1;
 	if (!at->xdisp || at->a.mode > TB_MODE_XDPGENERIC)
-		return 0;
+		return;
 	at->anchor = xdisp_prepare(at->skel->progs.tb_xdp, &e);
 	if (at->anchor >= 0)
-		return 0;
+		return;
 	/* As libxdp falls back, saying so only when asked to. */
 	if (out.verbose)
 		out_warn("attach dev %s: %s; attaching without libxdp's dispatcher", at->dev, e.msg);
 	at->xdisp = false;
-	return 0;
 }
 
 /* The object loaded over the pins (made where there are none), the
@@ -563,8 +562,7 @@ static int attach_load(struct attach *at)
 	at->skel->rodata->tb_egress = a->mode == TB_MODE_TC_EGRESS;
 	at->skel->rodata->tb_xdp_frags = hook_xdp_frags(at->skel->progs.tb_xdp);
 	state_load_hook(at->skel, a->mode <= TB_MODE_XDPGENERIC ? at->skel->progs.tb_xdp : at->skel->progs.tb_tc);
-	if (attach_xdp_prepare(at))
-		return 1;
+	attach_xdp_prepare(at);
 	at->any_mode = !at->existing && !a->has_mode && !a->has_tc_hook && !a->place_prog;
 	err = at->upgrading ? upgrade_plan(at->dev, at->skel, &at->cfg, &at->moves) : 0;
 	if (err) {

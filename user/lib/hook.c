@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tbctl's program on a device's hook: XDP (native or generic), or on the
- * tc ingress or egress hook, through a tcx link or as tbctl's own filter
- * on the clsact qdisc; and whether the device keeps the departure times
- * it sets (action shape). */
+/* tbctl's program on a device's hook: XDP (native or generic, in libxdp's
+ * dispatcher or alone), or on the tc ingress or egress hook, through a
+ * tcx link or as tbctl's own filter on the clsact qdisc; and whether the
+ * device keeps the departure times it sets (action shape). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -174,10 +174,11 @@ static int hook_xdp_direct(const struct hook_req *r, struct tb_err *e)
  * of the dispatcher, so that no packet meets neither or both. */
 static int hook_xdp(const struct hook_req *r, struct tb_err *e)
 {
-	__u32 old = r->replace ? xdp_prog(r->ifindex, r->mode, 0) : 0;
+	__u32 old;
 
 	if (!r->xdisp)
 		return hook_xdp_direct(r, e);
+	old = r->replace ? xdp_prog(r->ifindex, r->mode, 0) : 0;
 	if (old)
 		return xdisp_replace(r->ifindex, r->mode, old, r->prog_fd, r->prio, r->frags, e);
 	return xdisp_attach(r->ifindex, r->mode, r->prog_fd, r->prio, r->frags, e);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* tbctl's program on a device's hook: XDP (native or generic), or on the
- * tc ingress or egress hook, through a tcx link or as tbctl's own filter
- * on the clsact qdisc; and whether the device keeps the departure times
- * it sets (action shape). */
+/* tbctl's program on a device's hook: XDP (native or generic, in libxdp's
+ * dispatcher or alone), or on the tc ingress or egress hook, through a
+ * tcx link or as tbctl's own filter on the clsact qdisc; and whether the
+ * device keeps the departure times it sets (action shape). */
 #ifndef TB_HOOK_H
 #define TB_HOOK_H
 
