@@ -3,6 +3,7 @@ BUILD   ?= build
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
 
 # BPF objects are built for no host, but include the host's UAPI headers
 # (asm/ sits in a multiarch folder on Debian): the host compiler's own
@@ -17,8 +18,11 @@ ABI_FLAGS ?=
 # kernel's own never does.
 # The objects' debug paths are relative, so that the skeletons (and a
 # package) are the same wherever the tree is built.
+# The machine the objects are for, the compiler's (bpf/logic/order.h
+# orders memory as that machine needs): x86 or arm64.
+BPF_ARCH := $(shell $(CC) -dumpmachine | sed -e 's/^x86_64-.*/x86/' -e 's/^i[3-6]86-.*/x86/' -e 's/^aarch64-.*/arm64/')
 BPF_CFLAGS := -O2 -g -target bpf -fno-strict-aliasing -Wall -Werror -Ibpf $(SYS_INC) $(ABI_FLAGS) \
-	      -fdebug-prefix-map=$(CURDIR)=.
+	      -D__TARGET_ARCH_$(BPF_ARCH) -fdebug-prefix-map=$(CURDIR)=.
 # The version, in one place: the Debian changelog's top entry.
 VERSION := $(shell awk -F '[()]' 'NR == 1 { print $$2 }' debian/changelog)
 # CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-fsanitize=address
@@ -32,7 +36,7 @@ DEPFLAGS = -MMD -MP
 LDLIBS  := -lxdp -lbpf -lelf -lz -lmnl -lhiredis
 # Where libxdp keeps the dispatcher it ships (user/lib/xdisp.c loads it to
 # swap tbctl's program in place): its library folder's bpf/.
-XDP_OBJECT_DIR := $(shell pkg-config --variable=libdir libxdp 2>/dev/null)/bpf
+XDP_OBJECT_DIR := $(shell $(PKG_CONFIG) --variable=libdir libxdp 2>/dev/null)/bpf
 
 # User space in layers (docs/design.md): each folder uses only those
 # below it (lib, view, then fleet and exporter, then cli), as
@@ -123,7 +127,9 @@ $(BUILD)/fleetsim: $(OBJ)/tools/fleetsim.o $(LIB_OBJ) | $(BUILD)
 $(BUILD)/tbbench: $(OBJ)/tools/tbbench.o $(LIB_OBJ) | $(BUILD)
 	$(CC) $(TB_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -ljson-c -lpthread -lm
 
--include $(shell find $(BUILD) -path '$(BUILD)/next' -prune -o -name '*.d' -print 2>/dev/null)
+# Not those of the other builds in it (next, arm64), nor the VMs' roots.
+-include $(shell find $(BUILD) \( -path '$(BUILD)/next' -o -path '$(BUILD)/arm64' -o -path '$(BUILD)/vm' \) -prune \
+	-o -name '*.d' -type f -print 2>/dev/null)
 
 # tbctl of the layout after this one, in $(BUILD)/next, for the upgrade
 # tests (tests/e2e/upgrade.sh, tests/vm/e2e/upgrade.sh).

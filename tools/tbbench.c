@@ -54,6 +54,7 @@
 #include "bench.skel.h"
 #include "logic/bucket.h"
 #include "lib/hook.h"
+#include "lib/order.h"
 #include "view/output.h"
 #include "lib/bans.h"
 #include "lib/match_text.h"
@@ -270,6 +271,7 @@ static struct tb *load_tb(void)
 	if (!t)
 		die("open tb object");
 	t->rodata->tb_xdp_frags = hook_xdp_frags(t->progs.tb_xdp);
+	t->rodata->tb_acq_rel = order_acq_rel();
 	if (tb__load(t))
 		die("load tb object");
 	return t;
@@ -291,6 +293,7 @@ static struct tb *load_tb_as(bool extension)
 	if (!t)
 		die("open tb object");
 	t->rodata->tb_xdp_frags = hook_xdp_frags(t->progs.tb_xdp);
+	t->rodata->tb_acq_rel = order_acq_rel();
 	bpf_program__set_autoload(t->progs.tb_tc, false);
 	if (extension && (anchor = xdisp_prepare(t->progs.tb_xdp, &e)) < 0) {
 		fprintf(stderr, "tbbench: %s\n", e.msg);

@@ -11,10 +11,7 @@
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
-#ifndef READ_ONCE
-#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
-#endif
+#include "logic/order.h"
 
 /* A shared bucket's key, for its rule's ban (scope shared: one bucket,
  * so one ban, for all of the rule's addresses). w[1] tells it from any

@@ -11,9 +11,7 @@
 
 #include "logic/bucket.h"
 
-#ifndef READ_ONCE
-#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
-#endif
+#include "logic/order.h"
 
 /* A new key's share starts full: a share is what a host may admit of a
  * key with no word from the store, as a bucket that long idle would be. */

@@ -9,22 +9,16 @@
  * key set. A reader that reads the tag first, then the bucket, then
  * finds the address's key and the same tag has read that address's
  * bucket: a clearing that reached it would have come with a new tag by
- * the time the key is the address's again. This rests on stores becoming
- * visible, and loads being made, in program order, as on x86 (attach
- * refuses other machines); barrier() only stops the compiler. */
+ * the time the key is the address's again. The writer orders each step's
+ * stores after the step before (tb_wmb), the reader each read after the
+ * one before (tb_load_acquire, tb_rmb): logic/order.h. */
 #ifndef TB_TABLE_H
 #define TB_TABLE_H
 
 #include "logic/bucket.h"
 #include "logic/counters.h"
 
-#ifndef barrier
-#define barrier() asm volatile("" ::: "memory")
-#endif
-#ifndef READ_ONCE
-#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
-#endif
+#include "logic/order.h"
 
 /* The set of the address placed h (tb_stripe_hash): the top shift bits,
  * of which the top TB_LOCK_SHIFT pick the stripe, so every way of a set
@@ -70,10 +64,7 @@ static __always_inline int tb_way_find(const struct tb_set *s, const struct tb_a
 /* The tag of way w's bucket, read before the rest of it without the lock. */
 static __always_inline __u8 tb_way_tag(const struct tb_set *s, int w)
 {
-	__u8 tag = READ_ONCE(s->b[w & (TB_WAYS - 1)].tag);
-
-	barrier();
-	return tag;
+	return tb_load_acquire(&s->b[w & (TB_WAYS - 1)].tag);
 }
 
 /* After reading way w's bucket without the lock, its tag first: whether
@@ -82,8 +73,11 @@ static __always_inline __u8 tb_way_tag(const struct tb_set *s, int w)
  * tag, bumped at each hand-over, shows. */
 static __always_inline int tb_way_holds(const struct tb_set *s, int w, const struct tb_addr *k, __u8 tag)
 {
-	barrier();
-	return tb_key_is(&s->key[w & (TB_WAYS - 1)], k) && READ_ONCE(s->b[w & (TB_WAYS - 1)].tag) == tag;
+	tb_rmb();
+	if (!tb_key_is(&s->key[w & (TB_WAYS - 1)], k))
+		return 0;
+	tb_rmb();
+	return READ_ONCE(s->b[w & (TB_WAYS - 1)].tag) == tag;
 }
 
 static __always_inline int tb_way_free(const struct tb_set *s, int i)
@@ -140,7 +134,7 @@ static __always_inline void tb_way_clear(struct tb_set *s, int w)
 	__sync_lock_test_and_set(&s->b[w & (TB_WAYS - 1)].credit, 0);
 	WRITE_ONCE(a[0], 0);
 	WRITE_ONCE(a[1], 0);
-	barrier();
+	tb_wmb();
 }
 
 /* Give cleared way w, its bucket written, to k, under the lock. */
@@ -149,7 +143,7 @@ static __always_inline void tb_way_give_key(struct tb_set *s, int w, const struc
 	__u64 *a = (__u64 *)&s->key[w & (TB_WAYS - 1)];
 	const __u64 *kk = (const __u64 *)k;
 
-	barrier();
+	tb_wmb();
 	WRITE_ONCE(a[1], kk[1]);
 	WRITE_ONCE(a[0], kk[0]);
 }

@@ -52,15 +52,16 @@ static __always_inline __u64 tb_ban_list_end(__u8 side, __u64 k0, __u64 k1, int 
 
 /* Whether address a (of class cls) is banned by hand at now: this CPU's
  * cached answer for it, or the list's, cached. The generation is read
- * first; tbctl bumps it in a write after the one that flips the list, so
- * an answer cached under it is the list's in force then or later (x86
- * keeps the loads in order). The entry is invalidated first and made
+ * first, with acquire order; tbctl bumps it in a write after the one that
+ * flips the list (user/lib/order.c), so an answer cached under it is the
+ * list's in force then or later. The entry is invalidated first and made
  * valid last: a program that runs on this CPU in between (a test run may
- * be preempted) looks the list up itself. */
+ * be preempted) looks the list up itself; the cache is this CPU's only, so
+ * barrier() orders it. */
 static __always_inline int tb_banned_by_hand(const struct tb_config *cfg, const struct tb_addr *a, int cls,
 					     __u64 now)
 {
-	__u32 slot = tb_dropcache_slot(a, cfg->slot_seed), gen = READ_ONCE(cfg->ban_gen) + 1;
+	__u32 slot = tb_dropcache_slot(a, cfg->slot_seed), gen = tb_load_acquire(&cfg->ban_gen) + 1;
 	struct tb_banslot *c = bpf_map_lookup_elem(&bancache, &slot);
 	const __u64 *k = (const __u64 *)a;
 	__u64 until;
@@ -94,7 +95,7 @@ __attribute__((noinline)) __u32 tb_banned_auto(__u64 k0, __u64 k1, __u64 now, __
 
 	if (!cfg || !c)
 		return 0;
-	gen = READ_ONCE(cfg->ban_gen) + 1;
+	gen = tb_load_acquire(&cfg->ban_gen) + 1;
 	((__u64 *)&key)[0] = k0;
 	((__u64 *)&key)[1] = k1;
 	a = bpf_map_lookup_elem(&autobans, &key);

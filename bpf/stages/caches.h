@@ -14,8 +14,9 @@
  * empty it. A reset bumps the epoch before it zeroes the buckets under
  * their locks, so a flush that finds the epoch moved on comes after the
  * bucket was zeroed, and its counts were taken by the reset. The slot's
- * flush sequence (slot i) is odd from before the add until after the
- * emptying: plain stores, which x86 makes visible in program order. */
+ * flush sequence (slot i), which tbctl reads around the slot from
+ * another CPU, is odd from before the add until after the emptying: each
+ * store ordered after the one before it. */
 static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, struct tb_dropslot *s,
 					       __u32 i, __u16 epoch)
 {
@@ -29,20 +30,20 @@ static __always_inline void tb_dropcache_flush(const struct tb_config *cfg, stru
 
 	if (q)
 		WRITE_ONCE(q->seq, q->seq + 1);
-	barrier();
+	tb_wmb();
 	tb_add_counts(cfg, &s->addr, &c, epoch);
 	s->dropped_packets = s->dropped_bytes = 0;
 	s->monitored_packets = s->monitored_bytes = 0;
-	barrier();
 	if (q)
-		WRITE_ONCE(q->seq, q->seq + 1);
+		tb_store_release(&q->seq, q->seq + 1);
 }
 
 /* Count an over-limit packet of key, whose cache slot is i, in this CPU's
  * dropcache, whose reset epoch d (the denycache slot i) keeps: the
  * bucket's counters are written only once a batch (or a collision)
  * flushes them. Counts of an earlier epoch are a reset's: emptied before
- * the epoch is written, so tbctl never reads them as this one's.
+ * the epoch is written (release order: tbctl reads both from another
+ * CPU), so tbctl never reads them as this one's.
  *
  * on_bucket says the drop was decided on key's bucket (not on this CPU's
  * copy of the bound). Such a drop, whose slot holds another address's
@@ -65,8 +66,7 @@ static __always_inline void tb_dropcache_count(const struct tb_config *cfg, stru
 	if (d->drop_epoch != epoch) {
 		s->dropped_packets = s->dropped_bytes = 0;
 		s->monitored_packets = s->monitored_bytes = 0;
-		barrier();
-		WRITE_ONCE(d->drop_epoch, epoch);
+		tb_store_release(&d->drop_epoch, epoch);
 	}
 	if (!tb_key_is(&s->addr, key)) {
 		if (s->dropped_packets || s->monitored_packets) {

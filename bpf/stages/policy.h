@@ -137,7 +137,7 @@ static __always_inline int tb_denied_by_bound(struct tb_stats *st, const struct 
 	__u64 e;
 	__u8 cost;
 
-	barrier();
+	tb_rmb();
 	e = READ_ONCE(s->b->empty_ns);
 	cost = READ_ONCE(s->b->cost);
 	if (!tb_tail_drops(rule, can_delay) || cost != rule->cost ||
@@ -196,7 +196,7 @@ static __always_inline int tb_charged(struct tb_stats *st, const struct tb_confi
 			 * one: cleared before the rule is, for readers that
 			 * check the rule first. */
 			b->empty_ns = 0;
-			barrier();
+			tb_wmb();
 			b->gen = s->gen;
 			b->rule = s->id | TB_SEEN_AGAIN;
 		}
@@ -239,7 +239,7 @@ static __always_inline int tb_police_addr(struct tb_stats *st, const struct tb_c
 					  struct tb_addr *key, int cls, __u64 l4, __u64 len,
 					  __u32 pkts, struct tb_terms *t, __u64 now, __u64 *depart)
 {
-	struct tb_seen s = { .gen = cfg->gen };
+	struct tb_seen s = { .gen = tb_load_acquire(&cfg->gen) };
 	__u64 r;
 	__u32 id, ci;
 	int v;

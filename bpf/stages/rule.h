@@ -114,7 +114,7 @@ __attribute__((noinline)) __u64 tb_regroup(struct tb_addr *key, int cls, __u64 l
 	/* gen is read before the prefixes: a change published meanwhile
 	 * has bumped the generation past the one stored. Stored first, so
 	 * that the lookups keep fewer values live (the stack is tight). */
-	c->gen = READ_ONCE(cfg->gen);
+	c->gen = tb_load_acquire(&cfg->gen);
 	c->addr = *key;
 	c->l4 = l4;
 	rule = tb_resolve(cfg, key, cls, &id);

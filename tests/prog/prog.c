@@ -121,6 +121,7 @@ void setup_hook(int key_dst, int egress)
 		skel->rodata->tb_key_dst = key_dst;
 		skel->rodata->tb_egress = egress;
 		skel->rodata->tb_xdp_frags = hook_xdp_frags(skel->progs.tb_xdp);
+		skel->rodata->tb_acq_rel = order_acq_rel();
 		/* XDP is never at egress (attach sets tb_egress for tc-egress
 		 * alone): no test runs it there, and its verification is the
 		 * longest part of a load in the emulated VM. */

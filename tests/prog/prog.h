@@ -19,6 +19,7 @@
 #include "logic/bucket.h"
 #include "logic/match.h"
 #include "lib/hook.h"
+#include "lib/order.h"
 #include "tb.skel.h"
 #include "lib/match_text.h"
 #include "lib/ruleset.h"

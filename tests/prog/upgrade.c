@@ -12,6 +12,7 @@ static struct tb *open_keeping(const char *const *kept, size_t n)
 
 	if (!CHECK(o, "open the new object"))
 		return NULL;
+	o->rodata->tb_acq_rel = order_acq_rel();
 	for (size_t i = 0; i < n; i++)
 		CHECK(!bpf_map__reuse_fd(bpf_object__find_map_by_name(o->obj, kept[i]),
 					 bpf_object__find_map_fd_by_name(skel->obj, kept[i])), "keep %s", kept[i]);

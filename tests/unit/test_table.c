@@ -3,6 +3,7 @@
  * address is given, and what giving a way does to the key, the tag and
  * the credit word that lock-free readers rely on. */
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 /* table.h's stores through WRITE_ONCE are observed as they are made, so a
@@ -29,7 +30,7 @@ static void after_load(const volatile void *at);
 #define WRITE_ONCE(x, v) (observe(&(x)), *(volatile typeof(x) *)&(x) = (v))
 #include "logic/credit.h"
 #include "logic/table.h"
-#include "lib/hook.h"
+#include "lib/order.h"
 #include "../check.h"
 #include "logic/counters.h"
 
@@ -276,16 +277,30 @@ static void a_way_handed_back_is_refused(void)
 	CHECK(tb_way_holds(&s, 2, &k, tb_way_tag(&s, 2)), "a read begun after it holds");
 }
 
-/* attach refuses a machine whose memory order the protocols above do
- * not hold on (user/hook.c). */
-static void order_holds_on_x86_only(void)
+/* attach refuses only a machine and kernel that lack what the objects
+ * order the protocols above with (user/lib/order.c): plain loads and
+ * stores on x86 alone, fences made of fetching atomics where the kernel
+ * takes them. */
+static void order_needs_x86_or_fetching_atomics(void)
 {
-	CHECK(hook_order_holds("x86_64"), "x86_64");
-	CHECK(hook_order_holds("i686") && hook_order_holds("i386"), "i386 to i686");
-	CHECK(!hook_order_holds("aarch64"), "not aarch64");
-	CHECK(!hook_order_holds("riscv64") && !hook_order_holds("ppc64le") && !hook_order_holds("s390x"),
-	      "not riscv64, ppc64le, s390x");
-	CHECK(!hook_order_holds("i786") && !hook_order_holds("ia64") && !hook_order_holds(""), "not i786, ia64, none");
+	char why[256] = "";
+
+	CHECK(!order_check(TB_ORDER_PLAIN, "x86_64", false, why, sizeof(why)), "plain on x86_64");
+	CHECK(!order_check(TB_ORDER_PLAIN, "i686", false, why, sizeof(why)) &&
+		      !order_check(TB_ORDER_PLAIN, "i386", false, why, sizeof(why)),
+	      "plain on i386 to i686");
+	CHECK(order_check(TB_ORDER_PLAIN, "aarch64", true, why, sizeof(why)) == -ENOTSUP &&
+		      strstr(why, "built for x86") && strstr(why, "aarch64"),
+	      "plain refused on aarch64, naming both: %s", why);
+	CHECK(order_check(TB_ORDER_PLAIN, "i786", true, why, sizeof(why)) &&
+		      order_check(TB_ORDER_PLAIN, "", true, why, sizeof(why)),
+	      "plain refused on i786 and on no machine");
+	CHECK(!order_check(TB_ORDER_FENCE, "aarch64", true, why, sizeof(why)), "fences on aarch64 with atomics");
+	CHECK(order_check(TB_ORDER_FENCE, "aarch64", false, why, sizeof(why)) == -ENOTSUP &&
+		      strstr(why, "fetching BPF atomics") && strstr(why, "5.12"),
+	      "fences refused on a kernel without fetching atomics, naming why: %s", why);
+	CHECK(order_check(7, "x86_64", true, why, sizeof(why)) == -ENOTSUP && strstr(why, "(7)"),
+	      "an unknown form refused: %s", why);
 }
 
 TEST_LIST(
@@ -296,7 +311,7 @@ TEST_LIST(
 	T(credit_keeps_its_tag),
 	T(a_spend_on_a_way_given_away_fails),
 	T(a_way_handed_back_is_refused),
-	T(order_holds_on_x86_only),
+	T(order_needs_x86_or_fetching_atomics),
 );
 
 int main(int argc, char **argv)

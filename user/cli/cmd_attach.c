@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "tb.skel.h"
@@ -15,6 +14,7 @@
 #include "lib/err.h"
 #include "lib/devkey.h"
 #include "lib/hook.h"
+#include "lib/order.h"
 #include "lib/xdisp.h"
 #include "lib/qdisc.h"
 #include "lib/state.h"
@@ -305,21 +305,13 @@ struct attach {
 	int prog_fd;
 };
 
-/* What any attach needs first: the device, a machine whose memory order
- * the datapath's protocols hold on, its lock, and no upgrade left
- * half-done. */
+/* What any attach needs first: the device, its lock, and no upgrade
+ * left half-done. */
 static int attach_begin(struct attach *at)
 {
-	struct utsname un = {};
-
 	at->ifindex = if_nametoindex(at->dev);
 	if (!at->ifindex) {
 		out_error("attach dev %s: no such device", at->dev);
-		return 1;
-	}
-	if (uname(&un) || !hook_order_holds(un.machine)) {
-		out_error("attach dev %s: tbctl's programs need x86's memory order (stores seen, and loads made, "
-			  "in program order), and this machine is %s", at->dev, un.machine);
 		return 1;
 	}
 	if (device_lock("attach", at->dev, true) || device_take_over("attach", at->dev, TAKE_UPGRADE))
@@ -550,12 +542,17 @@ static void attach_xdp_prepare(struct attach *at)
 static int attach_load(struct attach *at)
 {
 	const struct attach_opts *a = &at->a;
+	char why[256];
 	int err, pins;
 
 	at->skel = open_pinned(at->dev, at->existing ? at->cfg.max_addrs :
 					a->max_addrs ? a->max_addrs : TB_DEFAULT_MAX_ADDRS);
 	if (!at->skel) {
 		out_error("attach dev %s: open BPF object: %s", at->dev, strerror(errno));
+		return 1;
+	}
+	if (order_supported(at->skel->rodata->tb_order_form, why, sizeof(why))) {
+		out_error("attach dev %s: %s", at->dev, why);
 		return 1;
 	}
 	at->skel->rodata->tb_key_dst = a->key == TB_KEY_DST;
@@ -631,7 +628,7 @@ static int attach_hook_as(struct attach *at, struct tb_err *e)
 	struct hook_req r = { .dev = at->dev, .mode = at->a.mode, .ifindex = at->ifindex, .prog_fd = at->prog_fd,
 			      .replace = at->existing, .tcx = at->tcx, .place = at->place, .xdisp = at->xdisp,
 			      .prio = at->a.xdp_prio, .frags = at->skel->rodata->tb_xdp_frags };
-	__u32 zero = 0;
+	int err;
 
 	at->cfg.mode = at->a.mode;
 	at->cfg.tcx = at->tcx;
@@ -640,8 +637,8 @@ static int attach_hook_as(struct attach *at, struct tb_err *e)
 	at->cfg.own_fq |= at->new_fq;
 	if (at->a.mode >= TB_MODE_TC_INGRESS && !at->tcx && !at->cfg.own_qdisc && qdisc_clsact_exists(at->ifindex) == 0)
 		at->cfg.own_qdisc = at->own_qdisc = true;
-	if (bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY))
-		return tb_fail(e, -errno, "write config: %s", strerror(errno));
+	if ((err = state_write_config(&at->m, &at->cfg)))
+		return tb_fail(e, err, "write config: %s", strerror(-err));
 	return hook_program(&r, &at->own_qdisc, e);
 }
 
@@ -672,7 +669,6 @@ static int attach_hook(struct attach *at)
 {
 	struct tb_err e;
 	char why[64] = "";
-	__u32 zero = 0;
 	int err = attach_hook_as(at, &e);
 
 	if (err && at->any_mode && err != -EBUSY && err != -EEXIST && err != -EPERM) {
@@ -693,7 +689,7 @@ static int attach_hook(struct attach *at)
 	at->abandon = false;
 	if (at->own_qdisc != at->cfg.own_qdisc) {
 		at->cfg.own_qdisc = at->own_qdisc;
-		bpf_map_update_elem(at->m.config, &zero, &at->cfg, BPF_ANY);
+		state_write_config(&at->m, &at->cfg);
 	}
 	return 0;
 }

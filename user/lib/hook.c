@@ -85,16 +85,6 @@ __u32 prog_id(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-bool hook_order_holds(const char *machine)
-{
-	static const char *const x86[] = { "x86_64", "i386", "i486", "i586", "i686" };
-
-	for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
-		if (!strcmp(machine, x86[i]))
-			return true;
-	return false;
-}
-
 bool prog_uses(__u32 prog_id, int fd)
 {
 	struct bpf_map_info mi = {};

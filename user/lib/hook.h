@@ -77,11 +77,6 @@ bool renamed_to(__u32 ifindex, __u32 id, char *name);
 __u32 hooked_prog(const char *dev, const struct tb_config *cfg);
 /* The id of program fd; 0 when it cannot be read. */
 __u32 prog_id(int fd);
-/* Whether the datapath's lock-free protocols hold on machine (uname -m):
- * they rest on stores becoming visible, and loads being made, in program
- * order, as x86 makes them (bpf/logic/table.h); tbctl's programs use no
- * load-acquire or store-release, which other machines would need. */
-bool hook_order_holds(const char *machine);
 /* Whether program prog_id uses map fd. */
 bool prog_uses(__u32 prog_id, int fd);
 /* A loaded program that uses map fd (on any device, in any network

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "logic/order.h"
 #include "logic/match.h"
 #include "lib/match_nodes.h"
 
@@ -159,20 +160,22 @@ static int node_point(struct ruleset *rs, const struct tb_node *n, int id)
 {
 	struct tb_lpm_v4 k4;
 	struct tb_lpm_v6 k6;
-	__u32 v = id, zero = 0;
+	__u32 v = id;
 	void *key;
-	int fd;
+	int fd, err;
 
 	if (!n->family) {
 		struct tb_config cfg = rs->cfg;
 
 		cfg.default_node = id + 1;
-		if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
-			return -errno;
+		if ((err = state_write_config(&rs->m, &cfg)))
+			return err;
 		rs->cfg = cfg;
 		return 0;
 	}
 	fd = node_lpm(rs, n, &k4, &k6, &key);
+	/* The node's slot is written before the prefix points at it. */
+	tb_wmb();
 	if (id < 0 ? bpf_map_delete_elem(fd, key) : bpf_map_update_elem(fd, key, &v, BPF_ANY))
 		return -errno;
 	return 0;

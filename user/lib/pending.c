@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include "logic/bucket.h"
 #include "lib/pending.h"
+#include "logic/order.h"
 #include "lib/tables.h"
 #include "logic/counters.h"
 
@@ -21,7 +22,12 @@ static int addr_cmp(const void *x, const void *y)
  * all of that epoch. */
 static int slots_read(const struct tb_maps *m, __u32 i, struct tb_denyslot *deny, struct tb_dropslot *drop)
 {
-	if (bpf_map_lookup_elem(m->denycache, &i, deny) || bpf_map_lookup_elem(m->dropcache, &i, drop))
+	if (bpf_map_lookup_elem(m->denycache, &i, deny))
+		return -errno;
+	/* The epoch, then the counts it covers: a program empties them
+	 * before it writes the epoch (stages/caches.h). */
+	tb_rmb();
+	if (bpf_map_lookup_elem(m->dropcache, &i, drop))
 		return -errno;
 	return 0;
 }
@@ -102,19 +108,22 @@ struct slot_read {
 };
 
 /* Read slots at[0..n) into r[0..n): every sequence before, then every
- * slot, then every sequence after. */
+ * slot, then every sequence after, each read after the ones before it
+ * (the programs write in the other order: stages/caches.h). */
 static int slots_read_around(const struct tb_maps *m, const struct tb_pending_at *at, size_t n,
 			     struct slot_read *r)
 {
 	for (size_t j = 0; j < n; j++)
 		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq0))
 			return -errno;
+	tb_rmb();
 	for (size_t j = 0; j < n; j++) {
 		int err = slots_read(m, at[j].slot, r[j].deny, r[j].drop);
 
 		if (err)
 			return err;
 	}
+	tb_rmb();
 	for (size_t j = 0; j < n; j++)
 		if (bpf_map_lookup_elem(m->flushseq, &at[j].slot, r[j].seq1))
 			return -errno;
@@ -281,11 +290,10 @@ int pending_epoch_next(const struct tb_maps *m, const struct tb_config *cfg, __u
 int pending_restart(const struct tb_maps *m, struct tb_config *cfg)
 {
 	struct tb_config next = *cfg;
-	__u32 zero = 0;
 	int err = pending_epoch_next(m, cfg, &next.reset_epoch);
 
-	if (!err && bpf_map_update_elem(m->config, &zero, &next, BPF_ANY))
-		err = -errno;
+	if (!err)
+		err = state_write_config(m, &next);
 	if (err)
 		return err;
 	*cfg = next;

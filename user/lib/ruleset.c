@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "logic/order.h"
 #include "logic/bucket.h"
 #include "logic/match.h"
 #include "lib/match_nodes.h"
@@ -99,12 +100,14 @@ static bool is_live(const struct ruleset *rs, const struct tb_prefix *p, int id)
 static int bump_gen(struct ruleset *rs, __u32 default_rule)
 {
 	struct tb_config cfg = rs->cfg;
-	__u32 zero = 0;
+	int err;
 
 	cfg.gen++;
 	cfg.default_rule = default_rule;
-	if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
-		return -errno;
+	err = state_write_config(&rs->m, &cfg);
+
+	if (err)
+		return err;
 	rs->cfg = cfg;
 	return 0;
 }
@@ -116,7 +119,7 @@ static int bump_gen(struct ruleset *rs, __u32 default_rule)
 static int sync_flags(struct ruleset *rs)
 {
 	struct tb_config cfg = rs->cfg;
-	__u32 zero = 0;
+	int err;
 
 	cfg.resolve_first = rs->ngrouped > 0 || rs->nmatched > 0;
 	cfg.match_reads = !rs->nmatched ? 0 :
@@ -127,8 +130,10 @@ static int sync_flags(struct ruleset *rs)
 	if (cfg.resolve_first == rs->cfg.resolve_first && cfg.match_reads == rs->cfg.match_reads &&
 	    cfg.ban_rules == rs->cfg.ban_rules)
 		return 0;
-	if (bpf_map_update_elem(rs->m.config, &zero, &cfg, BPF_ANY))
-		return -errno;
+	err = state_write_config(&rs->m, &cfg);
+
+	if (err)
+		return err;
 	rs->cfg = cfg;
 	return 0;
 }
@@ -151,6 +156,8 @@ static int publish(struct ruleset *rs, const struct tb_prefix *p, int id, int sk
 	if (!p->family)
 		return bump_gen(rs, id + 1);
 	lpm_key(p, &k4, &k6, &key);
+	/* The rule's slot is written before the prefix points at it. */
+	tb_wmb();
 	if (id < 0 ? bpf_map_delete_elem(lpm_fd(rs, p), key) : bpf_map_update_elem(lpm_fd(rs, p), key, &v, BPF_ANY))
 		return -errno;
 	return bump_gen(rs, rs->cfg.default_rule);

@@ -22,9 +22,11 @@
 #include <bpf/libbpf.h>
 #include "lib/grow.h"
 #include "lib/devkey.h"
+#include "lib/order.h"
 #include "lib/state.h"
 #include "lib/tables.h"
 #include "tb.skel.h"
+#include "logic/order.h"
 #include "logic/sizing.h"
 
 #define TB_MAP_NAME(name, type, key, value, written) #name,
@@ -140,6 +142,7 @@ struct tb *open_pinned(const char *dev, __u32 max_addrs)
 
 	if (!skel)
 		return NULL;
+	skel->rodata->tb_acq_rel = order_acq_rel();
 	bpf_map__set_max_entries(skel->maps.buckets, 1U << tb_table_shift(max_addrs));
 	bpf_map__set_max_entries(skel->maps.owed, 1U << state_owed_shift(max_addrs));
 	bpf_map__set_max_entries(skel->maps.fleet, max_addrs);
@@ -634,6 +637,11 @@ int state_write_config(const struct tb_maps *m, const struct tb_config *cfg)
 {
 	__u32 zero = 0;
 
+	/* The config publishes what was written before it (a rule before
+	 * the generation that shows it, a ban list before the side that
+	 * names it): the programs read it first, with acquire order. Each
+	 * write is a bpf() call of its own, on whatever CPU tbctl runs. */
+	tb_wmb();
 	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
 }
 

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "logic/order.h"
 #include "lib/ctlprog.h"
 #include "lib/hook.h"
 #include "lib/state.h"
@@ -425,6 +426,8 @@ static int config_write(struct tb *skel, const struct tb_config *cfg)
 {
 	__u32 zero = 0;
 
+	/* As state_write_config: it publishes what was written before it. */
+	tb_wmb();
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.config), &zero, cfg, BPF_ANY) ? -errno : 0;
 }
 
@@ -505,11 +508,10 @@ int upgrade_settle(const char *dev, struct upgrade_moves *mv, struct tb *skel, s
 
 int upgrade_maps(const char *dev, const struct tb_maps *m, struct tb_config *cfg)
 {
-	__u32 zero = 0;
 	int err = state_unpin(dev, false);
 
 	if (err)
 		return err;
 	cfg->layout = TB_LAYOUT;
-	return bpf_map_update_elem(m->config, &zero, cfg, BPF_ANY) ? -errno : 0;
+	return state_write_config(m, cfg);
 }
