@@ -65,7 +65,7 @@ TOOLS   := $(BUILD)/tbgen $(BUILD)/tbbench $(BUILD)/fleetsim $(BUILD)/delayline
 TCXPEER := $(BUILD)/tests/tcxpeer
 
 .SECONDEXPANSION:
-.PHONY: all deps test test-full unit demo bench clean install fixture deb
+.PHONY: all deps test test-full unit demo bench clean install fixture deb arm64 deb-arm64
 # Keep the BPF objects: the skeletons embed them, tbbench loads them.
 .SECONDARY:
 # A failed step (a bpftool that dies mid-skeleton) leaves no truncated file.
@@ -140,19 +140,19 @@ fixture:
 deps:
 	tools/deps.sh
 
-# Built in parallel (the two builds share nothing): 9 s instead of 16 on
-# two cores. The package is built by tests/run.sh beside the benchmark's
-# smoke run, where it keeps no suite waiting; make test-full builds it
-# first, for the VM's package suite.
+# Built in parallel (the builds, this machine's, the next layout's and
+# arm64's, share nothing). The packages are built by tests/run.sh beside
+# the benchmark's smoke run, where they keep no suite waiting; make
+# test-full builds them first, for the VM's package suite.
 test: deps
-	$(MAKE) -j$$(nproc) all fixture
+	$(MAKE) -j$$(nproc) all fixture arm64
 	tests/run.sh
 
 # Every kill point and every fuzz case, where make test tries a sample of
 # them (TB_SEED): before a release, and after changing how tbctl
 # publishes rules or upgrades pins.
 test-full: deps
-	$(MAKE) -j$$(nproc) all fixture deb
+	$(MAKE) -j$$(nproc) all fixture arm64 deb deb-arm64
 	TB_FULL=1 tests/run.sh
 
 unit: $(UNIT)
@@ -188,12 +188,27 @@ install: $(TBCTL)
 # The Debian package (debian/) as dpkg-buildpackage -us -uc -b makes it,
 # from a copy of the tree, whose dh clean leaves this build alone:
 # $(BUILD)/deb/tbctl_$(VERSION)_amd64.deb.
+# The package is built from a copy of the tree's files, in $(BUILD)/deb,
+# for this machine; deb-arm64 cross-builds it for arm64 in
+# $(BUILD)/deb-arm64 (tests/e2e/package.sh checks both with lintian).
+DEB_DIR = $(BUILD)/deb$(if $(DEB_ARCH),-$(DEB_ARCH))
 deb:
-	rm -rf $(BUILD)/deb
-	mkdir -p $(BUILD)/deb/tbctl
-	git ls-files -co --exclude-standard -z | xargs -0 cp -a --parents -t $(BUILD)/deb/tbctl
-	cd $(BUILD)/deb/tbctl && env -u MAKEFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS=parallel=$$(nproc) \
-		dpkg-buildpackage -us -uc -b >../build.log 2>&1 || { tail -n 30 ../build.log; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/tbctl
+	git ls-files -co --exclude-standard -z | xargs -0 cp -a --parents -t $(DEB_DIR)/tbctl
+	cd $(DEB_DIR)/tbctl && env -u MAKEFLAGS -u MAKELEVEL DEB_BUILD_OPTIONS=parallel=$$(nproc) \
+		dpkg-buildpackage $(if $(DEB_ARCH),-a $(DEB_ARCH)) -us -uc -b >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; exit 1; }
+
+deb-arm64:
+	$(MAKE) DEB_ARCH=arm64 deb
+
+# tbctl, its tools and tests for arm64, with Debian's cross toolchain and
+# arm64 libraries (tools/deps.sh), in $(BUILD)/arm64: tests/vm/run --arch
+# arm64 runs them in Debian's arm64 kernel.
+arm64:
+	$(MAKE) BUILD=$(BUILD)/arm64 CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar \
+		PKG_CONFIG=aarch64-linux-gnu-pkg-config all
 
 clean:
 	rm -rf $(BUILD)

@@ -78,15 +78,24 @@ units=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/t
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_ban" "$B/tests/test_store"
 	"$B/tests/test_prog")
 beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/vm_runner.sh"; }
-# make deb (make test-full builds it first), under the lock package.sh
-# waits on.
+# make deb and make deb-arm64 (make test-full builds them first), under
+# one hold of the lock that tests/e2e/package.sh waits on.
 deb_build() {
-	if flock "$B/deb.lock" make -s BUILD="$B" deb >/dev/null; then
-		printf 'ok   make deb\n1 passed, 0 failed\n'
-	else
-		printf 'FAIL make deb\n0 passed, 1 failed\n'
-		return 1
-	fi
+	local t passed=0 failed=0
+	exec 9>"$B/deb.lock"
+	flock 9
+	for t in deb deb-arm64; do
+		if make -s BUILD="$B" "$t" >/dev/null; then
+			echo "ok   make $t"
+			passed=$((passed + 1))
+		else
+			echo "FAIL make $t"
+			failed=$((failed + 1))
+		fi
+	done
+	exec 9>&-
+	echo "$passed passed, $failed failed"
+	((failed == 0))
 }
 deb_lane=deb_build
 [[ $TB_FULL == 1 ]] && deb_lane=

@@ -19,12 +19,19 @@ set -euo pipefail
 # redis-cli): the store the fleet tests start on loopback; libxdp: the
 # dispatcher through which tbctl's XDP program shares a device with other
 # tools' (and the dispatcher object it ships); xdp-tools: xdp-filter and
-# xdp-loader, the other tools of the tests.
+# xdp-loader, the other tools of the tests. For arm64:
+# crossbuild-essential-arm64, pkgconf and the -dev libraries for arm64:
+# make arm64 and make deb-arm64 (file checks what they made);
+# qemu-system-arm and mmdebstrap: tests/vm/run --arch arm64, which boots
+# Debian's arm64 kernel on its arm64 packages.
 packages=(make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool libjson-c-dev libmnl-dev
 	  iproute2 ethtool jq nftables iptables gnuplot-nox util-linux procps
 	  iperf3 qemu-system-x86 linux-image-amd64 busybox-static kmod cpio strace time
 	  libmicrohttpd-dev prometheus curl libncurses-dev groff-base man-db systemd
-	  debhelper dpkg-dev lintian git libhiredis-dev redis-server libxdp-dev xdp-tools)
+	  debhelper dpkg-dev lintian git libhiredis-dev redis-server libxdp-dev xdp-tools
+	  crossbuild-essential-arm64 pkgconf:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+	  libjson-c-dev:arm64 libmnl-dev:arm64 libmicrohttpd-dev:arm64 libncurses-dev:arm64
+	  libhiredis-dev:arm64 libxdp-dev:arm64 file qemu-system-arm mmdebstrap)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -37,6 +44,7 @@ if ((${#missing[@]})); then
 	fi
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
+	dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
 	apt-get update -q >/dev/null
 	# Packaged services (prometheus, redis-server) are not started: the tests run
 	# their own, on loopback, and stop it.

@@ -38,4 +38,19 @@ mkdir -p "$tmp/elsewhere/tbctl"
 check "dpkg-buildpackage in another directory makes the same bytes" \
 	[ "$(sha256sum <"$tmp/elsewhere/tbctl_${version}_amd64.deb")" = "$(sha256sum <"$deb")" ]
 check "tbctl --version says it too: $("$TBCTL" --version)" bash -c "'$TBCTL' --version | grep -q '^tbctl $version '"
+
+# The arm64 package, cross-built (make deb-arm64): as clean, for arm64,
+# its tbctl an arm64 binary whose programs order memory with fences.
+deb=$B/deb-arm64/tbctl_${version}_arm64.deb
+check "make deb-arm64 built $deb" [ -s "$deb" ]
+tags=$(lintian --no-tag-display-limit "$B/deb-arm64/tbctl_${version}_arm64.changes" 2>&1 | grep -E '^[EW]: ')
+check "arm64: lintian: no error and no warning${tags:+ ($tags)}" [ -z "$tags" ]
+check "arm64: the package's architecture is arm64" [ "$(dpkg-deb -f "$deb" Architecture)" = arm64 ]
+dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/sbin/tbctl >"$tmp/tbctl-arm64"
+check "arm64: its tbctl is an aarch64 binary: $(file -b "$tmp/tbctl-arm64" | cut -d, -f1-2)" \
+	bash -c "file -b '$tmp/tbctl-arm64' | grep -q 'ARM aarch64'"
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libbpf1 libc6 libxdp1 libhiredis0.14; do
+	check "arm64: Depends names $lib, computed ($depends)" grep -q "\\b$lib (>=" <<<"$depends"
+done
 summary

@@ -410,7 +410,7 @@ int metrics_write(FILE *out, const char *const *devs, int n, unsigned int top)
 	if (!d)
 		return -ENOMEM;
 	for (int i = 0; i < n && !err; i++) {
-		snprintf(d[i].dev, sizeof(d[i].dev), "%s", devs ? devs[i] : found[i]);
+		snprintf(d[i].dev, sizeof(d[i].dev), "%.*s", (int)sizeof(d[i].dev) - 1, devs ? devs[i] : found[i]);
 		prom_dev_labels(d[i].labels, d[i].dev);
 		d[i].rs = calloc(1, sizeof(*d[i].rs));
 		d[i].sum = calloc(TB_MAX_RULES, sizeof(*d[i].sum));
