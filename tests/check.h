@@ -46,6 +46,16 @@ __attribute__((weak)) int check_failures;
 		s_ == e_;                                                       \
 	})
 
+/* Whether test name is one of those the arguments pick: any whose name
+ * holds one of them, or all when there are none. */
+static inline int test_picked(const char *name, int argc, char **argv)
+{
+	for (int a = 1; a < argc; a++)
+		if (strstr(name, argv[a]))
+			return 1;
+	return argc < 2;
+}
+
 static inline int run_tests(const char *suite, const struct test_case *t, int n,
 			    int argc, char **argv)
 {
@@ -54,7 +64,7 @@ static inline int run_tests(const char *suite, const struct test_case *t, int n,
 	for (int i = 0; i < n; i++) {
 		int before = check_failures;
 
-		if (argc > 1 && !strstr(t[i].name, argv[1]))
+		if (!test_picked(t[i].name, argc, argv))
 			continue;
 		t[i].fn();
 		if (check_failures == before) {

@@ -59,6 +59,11 @@ VM_LIMIT=1500
 vm_stage() {
 	nice -n 10 tests/vm/run --timeout "$VM_LIMIT" -- env TB_SEED="$TB_SEED" TB_FULL="$TB_FULL" tests/vm/stage.sh
 }
+# The arm64 build in Debian's arm64 kernel (tests/vm/arm64.sh).
+vm_arm64_stage() {
+	nice -n 10 tests/vm/run --arch arm64 --timeout "$VM_LIMIT" -- \
+		env TB_SEED="$TB_SEED" TB_FULL="$TB_FULL" BUILD="$B" tests/vm/arm64.sh
+}
 host=()
 for t in tests/e2e/*.sh; do
 	case ${t##*/} in upgrade.sh | fuzz.sh | crash.sh | bench_smoke.sh | package.sh | vm_runner.sh | errors.sh | bans.sh) continue ;; esac
@@ -77,7 +82,7 @@ units=("$B/tests/test_bucket" "$B/tests/test_charge" "$B/tests/test_parse" "$B/t
 	"$B/tests/test_heap" "$B/tests/test_table" "$B/tests/test_place" "$B/tests/test_group" "$B/tests/test_match"
 	"$B/tests/test_fleet" "$B/tests/test_hold" "$B/tests/test_devkey" "$B/tests/test_event" "$B/tests/test_ban" "$B/tests/test_store"
 	"$B/tests/test_prog")
-beside_vm() { together "${units[*]} ${host[*]}" "vm_stage tests/e2e/vm_runner.sh"; }
+beside_vm() { together "${units[*]} ${host[*]}" "vm_stage vm_arm64_stage tests/e2e/vm_runner.sh"; }
 # make deb and make deb-arm64 (make test-full builds them first), under
 # one hold of the lock that tests/e2e/package.sh waits on.
 deb_build() {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The Debian package make test builds (make deb, from debian/): lintian
-# finds no error or warning in it, it holds what make install installs,
-# its Depends were computed from the binary's libraries, its version is
-# the one tbctl --version says, from debian/changelog, and
-# dpkg-buildpackage in another directory makes the same bytes. Installing it,
-# policing with it and purging it is tests/vm/e2e/package.sh's, in
-# Debian's own kernel.
+# The Debian packages make test builds (make deb and deb-arm64, from
+# debian/). This machine's: lintian finds no error or warning in it, it
+# holds what make install installs, its Depends were computed from the
+# binary's libraries, its version is the one tbctl --version says, from
+# debian/changelog, and dpkg-buildpackage in another directory makes the
+# same bytes. Installing it, policing with it and purging it is
+# tests/vm/e2e/package.sh's, in Debian's own kernel. arm64's, cross-built:
+# lintian-clean too, for arm64, with an arm64 binary and computed Depends.
 . "$(dirname "$0")/lib.bash"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

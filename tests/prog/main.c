@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The real BPF object under BPF_PROG_TEST_RUN: crafted frames through the
  * hooks, and the control programs' requests, a topic a file (prog.h has
- * what they share). An argument runs the tests whose names hold it. */
+ * what they share). Arguments run the tests whose names hold any of them. */
 #include "../check.h"
 
 extern const struct test_topic prog_policing, prog_rules, prog_matches, prog_fragments, prog_fleet, prog_actions,
