@@ -41,38 +41,20 @@
 #define TB_ORDER_PLAIN 1
 #define TB_ORDER_FENCE 2
 
+/* The fences each target makes. On every target tb_rmb also keeps later
+ * stores after earlier loads, and tb_wmb earlier loads before later
+ * stores: after a load, the one makes it an acquire, and before a store,
+ * the other a release (tb_load_fenced, tb_store_fenced). */
 #ifndef __bpf__
 
 #define tb_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define tb_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
-#define tb_load_acquire(p)                                                                         \
-	({                                                                                         \
-		typeof(*(p)) v_ = READ_ONCE(*(p));                                                 \
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);                                           \
-		v_;                                                                                \
-	})
-#define tb_store_release(p, v)                                                                     \
-	do {                                                                                       \
-		__atomic_thread_fence(__ATOMIC_RELEASE);                                           \
-		WRITE_ONCE(*(p), (v));                                                             \
-	} while (0)
 
 #elif defined(__TARGET_ARCH_x86)
 
 #define TB_ORDER_FORM TB_ORDER_PLAIN
 #define tb_rmb() barrier()
 #define tb_wmb() barrier()
-#define tb_load_acquire(p)                                                                         \
-	({                                                                                         \
-		typeof(*(p)) v_ = READ_ONCE(*(p));                                                 \
-		barrier();                                                                         \
-		v_;                                                                                \
-	})
-#define tb_store_release(p, v)                                                                     \
-	do {                                                                                       \
-		barrier();                                                                         \
-		WRITE_ONCE(*(p), (v));                                                             \
-	} while (0)
 
 #elif defined(__TARGET_ARCH_arm64)
 
@@ -88,43 +70,35 @@ static __always_inline void tb_fence(void)
 
 #define tb_rmb() tb_fence()
 #define tb_wmb() tb_fence()
-#ifdef __BPF_FEATURE_LOAD_ACQ_STORE_REL
-#define tb_load_acquire(p)                                                                         \
-	({                                                                                         \
-		typeof(*(p)) v_;                                                                   \
-		if (tb_acq_rel) {                                                                  \
-			v_ = __atomic_load_n((p), __ATOMIC_ACQUIRE);                               \
-		} else {                                                                           \
-			v_ = READ_ONCE(*(p));                                                      \
-			tb_fence();                                                                \
-		}                                                                                  \
-		v_;                                                                                \
-	})
-#define tb_store_release(p, v)                                                                     \
-	do {                                                                                       \
-		if (tb_acq_rel) {                                                                  \
-			__atomic_store_n((p), (v), __ATOMIC_RELEASE);                              \
-		} else {                                                                           \
-			tb_fence();                                                                \
-			WRITE_ONCE(*(p), (v));                                                     \
-		}                                                                                  \
-	} while (0)
-#else
-#define tb_load_acquire(p)                                                                         \
-	({                                                                                         \
-		typeof(*(p)) v_ = READ_ONCE(*(p));                                                 \
-		tb_fence();                                                                        \
-		v_;                                                                                \
-	})
-#define tb_store_release(p, v)                                                                     \
-	do {                                                                                       \
-		tb_fence();                                                                        \
-		WRITE_ONCE(*(p), (v));                                                             \
-	} while (0)
-#endif
 
 #else
 #error "say the machine the BPF objects are for: -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64"
+#endif
+
+#define tb_load_fenced(p)                                                                          \
+	({                                                                                         \
+		typeof(*(p)) v_ = READ_ONCE(*(p));                                                 \
+		tb_rmb();                                                                          \
+		v_;                                                                                \
+	})
+#define tb_store_fenced(p, v)                                                                      \
+	do {                                                                                       \
+		tb_wmb();                                                                          \
+		WRITE_ONCE(*(p), (v));                                                             \
+	} while (0)
+
+#if defined(__bpf__) && defined(__TARGET_ARCH_arm64) && defined(__BPF_FEATURE_LOAD_ACQ_STORE_REL)
+#define tb_load_acquire(p) (tb_acq_rel ? __atomic_load_n((p), __ATOMIC_ACQUIRE) : tb_load_fenced(p))
+#define tb_store_release(p, v)                                                                     \
+	do {                                                                                       \
+		if (tb_acq_rel)                                                                    \
+			__atomic_store_n((p), (v), __ATOMIC_RELEASE);                              \
+		else                                                                               \
+			tb_store_fenced((p), (v));                                                 \
+	} while (0)
+#else
+#define tb_load_acquire(p) tb_load_fenced(p)
+#define tb_store_release(p, v) tb_store_fenced((p), (v))
 #endif
 
 #ifdef __bpf__
