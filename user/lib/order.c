@@ -48,8 +48,10 @@ int order_supported(__u8 form, char *why, size_t n)
 	struct utsname un;
 
 	if (uname(&un)) {
-		snprintf(why, n, "uname: %s", strerror(errno));
-		return -errno;
+		int err = errno;
+
+		snprintf(why, n, "uname: %s", strerror(err));
+		return -err;
 	}
 	return order_check(form, un.machine, form != TB_ORDER_FENCE || order_fetch_atomics(), why, n);
 }
